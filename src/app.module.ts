@@ -1,0 +1,26 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { AuthModule } from './auth/auth.module.js';
+import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
+import { RequestValidationPipe } from './common/request-validation.pipe.js';
+import { AppConfig } from './config/app-config.js';
+import { ConfigModule } from './config/config.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { HealthModule } from './health/health.module.js';
+import { RouteTable } from './http/route-table.js';
+import { PetsModule } from './pets/pets.module.js';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [ConfigModule.forRoot(config), DatabaseModule, AuthModule, PetsModule, HealthModule],
+      providers: [
+        RouteTable,
+        { provide: APP_PIPE, useClass: RequestValidationPipe },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+      ],
+    };
+  }
+}

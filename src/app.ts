@@ -1,0 +1,28 @@
+import { VersioningType } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { Logger } from 'pino';
+import { AppModule } from './app.module.js';
+import type { AppConfig } from './config/app-config.js';
+import { buildOpenApiDocument, setupDocs } from './docs/openapi.js';
+import { configureHttpServer, createHttpAdapter } from './http/http-adapter.js';
+import { RouteTable } from './http/route-table.js';
+import { createLogger, NestPinoLogger } from './logging/logger.js';
+
+/**
+ * Builds the whole application, initialised but not listening. `main.ts` and the e2e tests both
+ * start from here, so tests run exactly what production runs.
+ */
+export async function createApp(config: AppConfig, logger: Logger = createLogger(config.logLevel)): Promise<NestFastifyApplication> {
+  const adapter = createHttpAdapter(config, logger);
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
+    logger: new NestPinoLogger(logger),
+    bodyParser: false,
+    abortOnError: false,
+  });
+  configureHttpServer(adapter.getInstance(), app.get(RouteTable));
+  app.enableVersioning({ type: VersioningType.URI });
+  setupDocs(app, buildOpenApiDocument(app, config));
+  await app.init();
+  return app;
+}

@@ -1,0 +1,29 @@
+import { Injectable } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import type { IncomingMessage } from 'node:http';
+import { Strategy as BearerStrategy, type VerifyFunction } from 'passport-http-bearer';
+import { ApiKeyPrincipal, ApiKeysService } from './api-keys.service.js';
+
+export const API_KEY_STRATEGY = 'api-key';
+
+/**
+ * passport-http-bearer also accepts `access_token` from the body and the query string; keys must
+ * travel in the Authorization header only (api-decisions §2), so it is shown nothing else.
+ */
+class AuthorizationHeaderBearerStrategy extends BearerStrategy<VerifyFunction> {
+  override authenticate(request: IncomingMessage, options?: object): void {
+    const headerOnly = { headers: { authorization: request.headers.authorization } };
+    super.authenticate(headerOnly as never, options);
+  }
+}
+
+@Injectable()
+export class ApiKeyStrategy extends PassportStrategy(AuthorizationHeaderBearerStrategy, API_KEY_STRATEGY) {
+  constructor(private readonly apiKeys: ApiKeysService) {
+    super();
+  }
+
+  async validate(key: string): Promise<ApiKeyPrincipal | false> {
+    return (await this.apiKeys.authenticate(key)) ?? false;
+  }
+}

@@ -1,0 +1,106 @@
+import { existsSync } from 'node:fs';
+
+export const NODE_ENVS = ['development', 'test', 'production'] as const;
+export type NodeEnv = (typeof NODE_ENVS)[number];
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export type DatabaseConfig =
+  | { readonly type: 'sqlite'; readonly path: string }
+  | { readonly type: 'postgres'; readonly url: string };
+
+/** Validated runtime configuration; also the DI token under which Nest provides it. */
+export class AppConfig {
+  readonly nodeEnv!: NodeEnv;
+  readonly host!: string;
+  readonly port!: number;
+  readonly database!: DatabaseConfig;
+  readonly logLevel!: LogLevel;
+  readonly publicBaseUrl!: string;
+  readonly stagingBaseUrl!: string;
+  readonly bodyLimitBytes!: number;
+}
+
+export class ConfigError extends Error {
+  constructor(variable: string, expected: string, actual: string) {
+    super(`Invalid configuration: ${variable} must be ${expected} (got ${JSON.stringify(actual)})`);
+  }
+}
+
+/**
+ * Defaults are what a production deployment wants when a variable is unset;
+ * the committed `.env` overrides some of them for local development.
+ */
+const DEFAULTS = {
+  NODE_ENV: 'production',
+  HOST: '127.0.0.1',
+  PORT: '3000',
+  DATABASE_URL: 'sqlite:data/animal-store.sqlite',
+  LOG_LEVEL: 'info',
+  PUBLIC_BASE_URL: 'https://api.animal-store.example/v1',
+  STAGING_BASE_URL: 'https://staging.api.animal-store.example/v1',
+  BODY_LIMIT_BYTES: '16384',
+} as const;
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): AppConfig {
+  const read = (name: keyof typeof DEFAULTS): string => {
+    const value = env[name];
+    return value === undefined || value === '' ? DEFAULTS[name] : value;
+  };
+  const config: AppConfig = {
+    nodeEnv: oneOf('NODE_ENV', read('NODE_ENV'), NODE_ENVS),
+    host: nonEmpty('HOST', read('HOST')),
+    port: integer('PORT', read('PORT'), 0, 65535),
+    database: databaseUrl('DATABASE_URL', read('DATABASE_URL')),
+    logLevel: oneOf('LOG_LEVEL', read('LOG_LEVEL'), LOG_LEVELS),
+    publicBaseUrl: versionedBaseUrl('PUBLIC_BASE_URL', read('PUBLIC_BASE_URL')),
+    stagingBaseUrl: versionedBaseUrl('STAGING_BASE_URL', read('STAGING_BASE_URL')),
+    bodyLimitBytes: integer('BODY_LIMIT_BYTES', read('BODY_LIMIT_BYTES'), 1024, 10 * 1024 * 1024),
+  };
+  return Object.freeze(Object.assign(new AppConfig(), config));
+}
+
+/** Loads `.env` from the working directory; variables already set in the environment win. */
+export function loadDotEnv(path = '.env'): void {
+  if (existsSync(path)) process.loadEnvFile(path);
+}
+
+function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new ConfigError(name, `one of ${allowed.join(', ')}`, value);
+}
+
+function nonEmpty(name: string, value: string): string {
+  if (value.trim() !== '') return value;
+  throw new ConfigError(name, 'a non-empty string', value);
+}
+
+function integer(name: string, value: string, min: number, max: number): number {
+  const parsed = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (parsed >= min && parsed <= max) return parsed;
+  throw new ConfigError(name, `an integer from ${min} to ${max}`, value);
+}
+
+function databaseUrl(name: string, value: string): DatabaseConfig {
+  if (value.startsWith('sqlite:') && value.length > 'sqlite:'.length) {
+    return { type: 'sqlite', path: value.slice('sqlite:'.length) };
+  }
+  if (/^postgres(ql)?:\/\/./.test(value) && URL.canParse(value)) {
+    return { type: 'postgres', url: value };
+  }
+  throw new ConfigError(name, 'sqlite:<path> or postgres://user@host:port/database', redactUrl(value));
+}
+
+function versionedBaseUrl(name: string, value: string): string {
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  if (url && /^https?:$/.test(url.protocol) && /\/v1\/?$/.test(url.pathname)) return value.replace(/\/$/, '');
+  throw new ConfigError(name, 'an http(s) URL ending in /v1', value);
+}
+
+/** Keeps a password in DATABASE_URL out of error messages. */
+function redactUrl(value: string): string {
+  return value.replace(/\/\/([^:/@]+):[^@/]*@/, '//$1:***@');
+}

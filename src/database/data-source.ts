@@ -1,0 +1,70 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { ApiKeyEntity } from '../auth/api-key.entity.js';
+import type { DatabaseConfig } from '../config/app-config.js';
+import { PetEntity } from '../pets/pet.entity.js';
+import { InitialSchema1795219200000 } from './migrations/1795219200000-initial-schema.js';
+
+/** Any 64-bit constant shared by every replica: serialises migrations across processes. */
+const MIGRATION_LOCK_ID = 7_413_202_611;
+
+/** The one data source definition, shared by the server and the `apikey` CLI. */
+export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
+  const common = {
+    entities: [PetEntity, ApiKeyEntity],
+    migrations: [InitialSchema1795219200000],
+    migrationsTableName: 'migrations',
+    synchronize: false,
+    logging: false,
+  };
+  if (database.type === 'postgres') {
+    return {
+      ...common,
+      type: 'postgres',
+      url: database.url,
+      applicationName: 'animal-store',
+      connectTimeoutMS: 5000,
+      poolSize: 10,
+    };
+  }
+  return {
+    ...common,
+    type: 'better-sqlite3',
+    database: database.path,
+    enableWAL: true,
+    // How long a writer waits for another process's write lock before SQLITE_BUSY.
+    timeout: 5000,
+  };
+}
+
+/** Connects and brings the schema up to date; on PostgreSQL one process migrates at a time. */
+export async function openDataSource(options: DataSourceOptions): Promise<DataSource> {
+  if (options.type === 'better-sqlite3' && options.database !== ':memory:') {
+    mkdirSync(dirname(options.database), { recursive: true });
+  }
+  const dataSource = await new DataSource(options).initialize();
+  try {
+    await migrate(dataSource);
+    return dataSource;
+  } catch (error) {
+    await dataSource.destroy();
+    throw error;
+  }
+}
+
+async function migrate(dataSource: DataSource): Promise<void> {
+  if (dataSource.options.type !== 'postgres') {
+    await dataSource.runMigrations({ transaction: 'all' });
+    return;
+  }
+  const lockHolder = dataSource.createQueryRunner();
+  await lockHolder.connect();
+  try {
+    await lockHolder.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    await dataSource.runMigrations({ transaction: 'all' });
+  } finally {
+    await lockHolder.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]);
+    await lockHolder.release();
+  }
+}

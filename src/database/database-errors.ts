@@ -1,0 +1,29 @@
+/** Driver error codes that mean "the database cannot serve now", as opposed to a bad query. */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+]);
+
+const UNAVAILABLE_MESSAGES = /connection terminated|timeout exceeded when trying to connect|driver not connected/i;
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = errorCode(error) ?? errorCode((error as { driverError?: unknown }).driverError);
+  if (code !== undefined && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
+  return UNAVAILABLE_MESSAGES.test(error.message);
+}
+
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}

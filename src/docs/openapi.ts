@@ -1,0 +1,42 @@
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { ErrorDto } from '../common/error.dto.js';
+import type { AppConfig } from '../config/app-config.js';
+
+const API_VERSION_PATH = '/v1';
+
+/** The OpenAPI document, generated from the controllers and DTOs. */
+export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
+  const options = new DocumentBuilder()
+    .setTitle('Animal Store API')
+    .setDescription(
+      'The animal catalogue of a store: list animals (filtered by availability), add an animal, look one up. ' +
+        'Every operation needs an API key sent as `Authorization: Bearer <API_KEY>`; every error has the `Error` body.',
+    )
+    .setVersion('1.0.0')
+    .addServer(config.publicBaseUrl, 'Production')
+    .addServer(config.stagingBaseUrl, 'Staging')
+    .addTag('animals', 'The animal catalogue.')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key: `pets_<prefix>_<secret>`.' }, 'bearerAuth')
+    .build();
+  const document = SwaggerModule.createDocument(app, options, { extraModels: [ErrorDto] });
+  return withPathsRelativeToServers(document);
+}
+
+/** Serves Swagger UI at /docs and the document at /docs-json; both public. */
+export function setupDocs(app: INestApplication, document: OpenAPIObject): void {
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'docs-json',
+    raw: ['json'],
+    customSiteTitle: 'Animal Store API',
+    swaggerOptions: { persistAuthorization: true },
+  });
+}
+
+/** Servers end in /v1 (seed §9), so paths in the document are relative to it: `/pets`, not `/v1/pets`. */
+function withPathsRelativeToServers(document: OpenAPIObject): OpenAPIObject {
+  const paths = Object.fromEntries(
+    Object.entries(document.paths).map(([path, item]) => [path.replace(new RegExp(`^${API_VERSION_PATH}(?=/)`), ''), item]),
+  );
+  return { ...document, paths };
+}

@@ -1,0 +1,29 @@
+import { RouteConfig } from '@nestjs/platform-fastify';
+import type { FastifyRequest } from 'fastify';
+
+/**
+ * Headers a route sends on every response, errors from the guard and pipes included, which an
+ * interceptor could not do. Applied by the `onSend` hook in `http-adapter.ts`.
+ */
+export const RouteHeaders = (headers: Record<string, string>) => RouteConfig({ responseHeaders: headers });
+
+export function routeHeaders(request: FastifyRequest): Record<string, string> | undefined {
+  return (request.routeOptions.config as { responseHeaders?: Record<string, string> } | undefined)?.responseHeaders;
+}
+
+export interface Deprecation {
+  /** When the operation was deprecated (RFC 9745 `Deprecation`). */
+  since: Date;
+  /** When it stops working (RFC 8594 `Sunset`). */
+  sunset: Date;
+  /** What replaces it (`Link rel="successor-version"`). */
+  successor: string;
+}
+
+export function deprecationHeaders({ since, sunset, successor }: Deprecation): Record<string, string> {
+  return {
+    Deprecation: `@${Math.floor(since.getTime() / 1000)}`,
+    Sunset: sunset.toUTCString(),
+    Link: `<${successor}>; rel="successor-version"`,
+  };
+}

@@ -1,0 +1,62 @@
+import type { LoggerService } from '@nestjs/common';
+import { pino, type Logger } from 'pino';
+import type { LogLevel } from '../config/app-config.js';
+
+/**
+ * One JSON logger for the whole process: Fastify's request logs and Nest's own messages.
+ * Credentials are redacted wherever they could appear, although nothing logs them on purpose.
+ */
+export function createLogger(level: LogLevel): Logger {
+  return pino({
+    level,
+    base: undefined,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    redact: {
+      paths: ['authorization', 'headers.authorization', 'req.headers.authorization', 'apiKey', '*.apiKey'],
+      censor: '[redacted]',
+    },
+  });
+}
+
+/** Lets Nest (bootstrap, lifecycle, `new Logger()` in our code) write through pino. */
+export class NestPinoLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+
+  log(message: unknown, ...params: unknown[]): void {
+    this.write('info', message, params);
+  }
+
+  error(message: unknown, ...params: unknown[]): void {
+    // Nest passes (message, stack?, context?).
+    const stack = params.length > 1 && typeof params[0] === 'string' ? params[0] : undefined;
+    this.write('error', message, params, stack);
+  }
+
+  warn(message: unknown, ...params: unknown[]): void {
+    this.write('warn', message, params);
+  }
+
+  debug(message: unknown, ...params: unknown[]): void {
+    this.write('debug', message, params);
+  }
+
+  verbose(message: unknown, ...params: unknown[]): void {
+    this.write('trace', message, params);
+  }
+
+  fatal(message: unknown, ...params: unknown[]): void {
+    this.write('fatal', message, params);
+  }
+
+  private write(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace', message: unknown, params: unknown[], stack?: string): void {
+    const context = typeof params.at(-1) === 'string' ? (params.at(-1) as string) : undefined;
+    if (message instanceof Error) {
+      this.logger[level]({ context, err: message }, message.message);
+    } else if (typeof message === 'object' && message !== null) {
+      this.logger[level]({ context, ...message });
+    } else {
+      this.logger[level]({ context, stack }, String(message));
+    }
+  }
+}

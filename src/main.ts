@@ -1,0 +1,39 @@
+import 'reflect-metadata';
+import { createApp } from './app.js';
+import { ConfigError, loadConfig, loadDotEnv } from './config/app-config.js';
+import { createLogger } from './logging/logger.js';
+
+/** Longest a graceful stop may take before the process gives up on in-flight work. */
+const SHUTDOWN_TIMEOUT_MS = 10_000;
+
+async function bootstrap(): Promise<void> {
+  loadDotEnv();
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const app = await createApp(config, logger);
+  await app.listen({ port: config.port, host: config.host });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      logger.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
+      setTimeout(() => {
+        logger.error('graceful shutdown timed out');
+        process.exit(1);
+      }, SHUTDOWN_TIMEOUT_MS).unref();
+      // Stops the server (in-flight requests complete), then closes the database.
+      app.close().then(
+        () => logger.info('stopped'),
+        (error: unknown) => {
+          logger.error({ err: error }, 'error while shutting down');
+          process.exitCode = 1;
+        },
+      );
+    });
+  }
+}
+
+bootstrap().catch((error: unknown) => {
+  // A bad configuration gets one line naming the variable, not a stack trace.
+  process.stderr.write(`${error instanceof ConfigError ? error.message : (error as Error)?.stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,45 @@
+import type { TransformFnParams } from 'class-transformer';
+import { ValidateBy, type ValidationArguments, type ValidationOptions } from 'class-validator';
+
+/** Largest integer a JSON client can carry exactly: the upper bound of every int64 id. */
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
+
+/**
+ * One message per field whichever constraint fails, so a 400 always names the field and what was
+ * expected, and says so plainly when the field is missing or repeated.
+ */
+export function expecting(field: string, expectation: string, source: 'body' | 'query' | 'path' = 'body'): ValidationOptions {
+  return {
+    message: ({ value }: ValidationArguments) => {
+      if (value === undefined) return `${field} is required`;
+      if (source === 'query' && Array.isArray(value)) return `${field} must be given at most once`;
+      return `${field} must be ${expectation}`;
+    },
+  };
+}
+
+/**
+ * Query and path values arrive as strings: a canonical decimal integer becomes a number, anything
+ * else (sign, fraction, leading zero, repeated parameter) stays as it came, for the validators to reject.
+ */
+export function decimalInteger({ value }: TransformFnParams): unknown {
+  if (typeof value !== 'string' || !/^(0|[1-9]\d{0,15})$/.test(value)) return value;
+  return Number(value);
+}
+
+/**
+ * A pet name as api-decisions §4 defines it: 1-255 characters (code points), not only whitespace,
+ * and storable exactly as sent on both engines (PostgreSQL text cannot hold U+0000, and an unpaired
+ * surrogate is not Unicode text at all).
+ */
+export function isPetName(value: unknown): boolean {
+  if (typeof value !== 'string' || value.trim() === '' || value.includes('\u0000') || !value.isWellFormed()) {
+    return false;
+  }
+  const characters = [...value].length;
+  return characters >= 1 && characters <= 255;
+}
+
+export function IsPetName(options: ValidationOptions): PropertyDecorator {
+  return ValidateBy({ name: 'isPetName', validator: { validate: isPetName } }, options);
+}

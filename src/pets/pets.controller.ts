@@ -1,0 +1,77 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { ApiErrorResponses } from '../common/error.dto.js';
+import { deprecationHeaders, RouteHeaders } from '../http/route-headers.js';
+import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
+import { NewPetDto } from './dto/new-pet.dto.js';
+import { PetParamsDto } from './dto/pet-params.dto.js';
+import { PetDto } from './dto/pet.dto.js';
+import { PetsService } from './pets.service.js';
+
+const PETS_PATH = '/v1/pets';
+
+/** getPet is deprecated in favour of listPets with the status filter (seed §4.3, §9.4). */
+const GET_PET_DEPRECATION = deprecationHeaders({
+  since: new Date('2026-11-21T00:00:00Z'),
+  sunset: new Date('2030-12-05T00:00:00Z'),
+  successor: PETS_PATH,
+});
+
+const LIST_PETS_DESCRIPTION =
+  'Returns animals in ascending id order, at most `limit` per page. When more follow, the response has a ' +
+  '`Link: <…>; rel="next"` header; following it until it is absent visits every animal that existed when ' +
+  'the walk began exactly once, even while animals are being added.';
+
+@ApiTags('animals')
+@ApiBearerAuth('bearerAuth')
+@ApiErrorResponses(401, 500, 503)
+@Controller({ path: 'pets', version: '1' })
+export class PetsController {
+  constructor(private readonly pets: PetsService) {}
+
+  @Get()
+  @ApiOperation({ operationId: 'listPets', summary: 'List all animals', description: LIST_PETS_DESCRIPTION })
+  @ApiOkResponse({
+    description: 'A page of animals, in ascending id order.',
+    type: [PetDto],
+    headers: { Link: { description: 'RFC 8288 link to the next page, `<…>; rel="next"`; absent on the last page.', schema: { type: 'string' } } },
+  })
+  @ApiErrorResponses(400)
+  async listPets(@Query() query: ListPetsQueryDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<PetDto[]> {
+    const page = await this.pets.list(query);
+    if (page.next) reply.header('Link', `<${PETS_PATH}?${new URLSearchParams(page.next)}>; rel="next"`);
+    return page.pets;
+  }
+
+  @Post()
+  @HttpCode(201)
+  @ApiOperation({ operationId: 'createPet', summary: 'Add an animal' })
+  @ApiCreatedResponse({ description: 'The animal as stored, with its assigned id.', type: PetDto })
+  @ApiErrorResponses(400, 413, 415)
+  createPet(@Body() newPet: NewPetDto): Promise<PetDto> {
+    return this.pets.create(newPet);
+  }
+
+  @Get(':petId')
+  @RouteHeaders(GET_PET_DEPRECATION)
+  @ApiOperation({
+    operationId: 'getPet',
+    summary: 'Get an animal (deprecated)',
+    description: `Deprecated: removed on ${GET_PET_DEPRECATION.Sunset}. Use \`GET /pets\` with the \`status\` filter instead.`,
+    deprecated: true,
+  })
+  @ApiOkResponse({
+    description: 'The animal.',
+    type: PetDto,
+    headers: {
+      Deprecation: { description: 'RFC 9745: when this operation was deprecated.', schema: { type: 'string', example: GET_PET_DEPRECATION.Deprecation } },
+      Sunset: { description: 'RFC 8594: when this operation is removed.', schema: { type: 'string', example: GET_PET_DEPRECATION.Sunset } },
+      Link: { description: 'The successor: `</v1/pets>; rel="successor-version"`.', schema: { type: 'string', example: GET_PET_DEPRECATION.Link } },
+    },
+  })
+  @ApiErrorResponses(400, 404)
+  getPet(@Param() { petId }: PetParamsDto): Promise<PetDto> {
+    return this.pets.get(petId);
+  }
+}

@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+export type Engine = 'sqlite' | 'postgres';
+
+/** SQLite always; PostgreSQL too when TEST_DATABASE_URL is set (CI sets it). */
+export const ENGINES: Engine[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+
+export interface TestDatabase {
+  /** A DATABASE_URL for the app and the CLI. */
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh, empty database: a temporary SQLite file, or a new PostgreSQL database. */
+export async function createTestDatabase(engine: Engine): Promise<TestDatabase> {
+  if (engine === 'sqlite') {
+    const dir = await mkdtemp(join(tmpdir(), 'animal-store-test-'));
+    return { url: `sqlite:${join(dir, 'animal-store.sqlite')}`, drop: () => rm(dir, { recursive: true, force: true }) };
+  }
+  const adminUrl = process.env.TEST_DATABASE_URL!;
+  const name = `animal_store_test_${randomBytes(6).toString('hex')}`;
+  await withAdminClient(adminUrl, (client) => client.query(`CREATE DATABASE ${name}`));
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: () => withAdminClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)),
+  };
+}
+
+async function withAdminClient(url: string, work: (client: pg.Client) => Promise<unknown>): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await work(client);
+  } finally {
+    await client.end();
+  }
+}
