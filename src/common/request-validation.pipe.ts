@@ -1,4 +1,5 @@
 import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
+import { RejectedBody } from '../http/request-body.js';
 import { validationFailed } from './api-error.js';
 
 /** Keys that would reach object prototypes when class-transformer copies them onto a DTO. */
@@ -30,6 +31,7 @@ export class RequestValidationPipe extends ValidationPipe {
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (value instanceof RejectedBody) throw value.error;
     const where = WHERE[metadata.type];
     if (where && metadata.metatype && this.toValidate(metadata)) assertPlainObject(value, where);
     return super.transform(value, metadata);

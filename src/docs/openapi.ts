@@ -17,7 +17,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .addServer(config.publicBaseUrl, 'Production')
     .addServer(config.stagingBaseUrl, 'Staging')
     .addTag('animals', 'The animal catalogue.')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key: `pets_<prefix>_<secret>`.' }, 'bearerAuth')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'An API key: `pets_<prefix>_<secret>`.' }, 'bearerAuth')
     .build();
   const document = SwaggerModule.createDocument(app, options, { extraModels: [ErrorDto] });
   return withPathsRelativeToServers(document);

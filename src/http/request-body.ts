@@ -1,0 +1,56 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from '../common/api-error.js';
+
+/** Bodies are flat objects; deeper nesting is refused before anything recurses into it. */
+const MAX_JSON_DEPTH = 32;
+
+/**
+ * A body the parser could not accept. Fastify parses bodies before Nest's guard runs, so the error
+ * is carried to the validation pipe instead of thrown: a client without a valid key gets 401 for a
+ * bad body, never a 400 or 415 (api-decisions §2: authentication runs before validation).
+ */
+export class RejectedBody {
+  constructor(readonly error: ApiError) {}
+}
+
+/** Accepts `application/json` only (with parameters such as charset); everything else is a 415. */
+export function registerBodyParsers(fastify: FastifyInstance): void {
+  fastify.removeAllContentTypeParsers();
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
+  fastify.addContentTypeParser('*', (_request, _payload, done) => {
+    done(null, new RejectedBody(new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json')));
+  });
+}
+
+/**
+ * Plain JSON.parse (an own `__proto__` key stays a harmless data property; the validation pipe
+ * rejects it by name). An empty body parses to undefined, which validation reports as missing.
+ */
+function parseJsonBody(_request: FastifyRequest, body: string, done: (error: Error | null, value?: unknown) => void): void {
+  if (body.length === 0) return done(null, undefined);
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return done(null, new RejectedBody(new ApiError('MALFORMED_JSON', 'Request body is not valid JSON')));
+  }
+  if (nestingDepth(value) > MAX_JSON_DEPTH) {
+    const error = new ApiError('VALIDATION_FAILED', `request body must not nest more than ${MAX_JSON_DEPTH} levels deep`);
+    return done(null, new RejectedBody(error));
+  }
+  done(null, value);
+}
+
+/** Depth of arrays and objects, walked without recursion so no input can exhaust the stack. */
+function nestingDepth(root: unknown): number {
+  let deepest = 0;
+  const pending: [unknown, number][] = [[root, 0]];
+  while (pending.length > 0) {
+    const [value, depth] = pending.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > MAX_JSON_DEPTH) break;
+    for (const child of Object.values(value)) pending.push([child, depth + 1]);
+  }
+  return deepest;
+}

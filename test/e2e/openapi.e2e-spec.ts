@@ -1,0 +1,134 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPENAPI_FILE, renderOpenApiDocument } from '../../src/docs/write-openapi.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+type Json = Record<string, any>;
+
+describe('OpenAPI document', () => {
+  let rendered: string;
+  let doc: Json;
+
+  beforeAll(async () => {
+    rendered = await renderOpenApiDocument();
+    doc = JSON.parse(rendered);
+  });
+
+  it('is the committed openapi.json (run `npm run openapi` after changing the interface)', () => {
+    expect(rendered).toBe(readFileSync(OPENAPI_FILE, 'utf8'));
+  });
+
+  it('has version 1.0.0 and the production and staging servers, both ending in /v1', () => {
+    expect(doc.info.version).toBe('1.0.0');
+    expect(doc.servers).toEqual([
+      { url: 'https://api.animal-store.example/v1', description: 'Production' },
+      { url: 'https://staging.api.animal-store.example/v1', description: 'Staging' },
+    ]);
+  });
+
+  it('has exactly the three operations of the seed, tagged animals, each requiring bearerAuth', () => {
+    const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item as Json).map(([method, op]): Json => ({ path, method, ...(op as Json) })),
+    );
+    expect(operations.map(({ method, path, operationId }) => `${operationId} ${method.toUpperCase()} ${path}`)).toEqual([
+      'listPets GET /pets',
+      'createPet POST /pets',
+      'getPet GET /pets/{petId}',
+    ]);
+    for (const op of operations) {
+      expect(op.tags).toEqual(['animals']);
+      expect(op.security).toEqual([{ bearerAuth: [] }]);
+    }
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+
+  it('documents every status of the seed plus the ones the decisions add', () => {
+    const statuses = (path: string, method: string) => Object.keys(doc.paths[path][method].responses);
+    expect(statuses('/pets', 'get')).toEqual(['200', '400', '401', '500', '503']);
+    expect(statuses('/pets', 'post')).toEqual(['201', '400', '401', '413', '415', '500', '503']);
+    expect(statuses('/pets/{petId}', 'get')).toEqual(['200', '400', '401', '404', '500', '503']);
+    for (const item of Object.values(doc.paths) as Json[]) {
+      for (const op of Object.values(item) as Json[]) {
+        for (const [status, response] of Object.entries(op.responses) as [string, Json][]) {
+          if (Number(status) >= 400) expect(response.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+        }
+      }
+    }
+  });
+
+  it('describes listPets: limit 1..100 default 20, status filter, Pets body, Link header', () => {
+    const op = doc.paths['/pets'].get;
+    const limit = op.parameters.find((p: Json) => p.name === 'limit');
+    expect(limit).toMatchObject({ in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } });
+    expect(op.parameters.find((p: Json) => p.name === 'status')).toMatchObject({
+      in: 'query',
+      required: false,
+      schema: { $ref: '#/components/schemas/PetStatus' },
+    });
+    expect(op.responses['200'].content['application/json'].schema).toEqual({ type: 'array', items: { $ref: '#/components/schemas/Pet' } });
+    expect(op.responses['200'].headers.Link).toBeDefined();
+  });
+
+  it('describes createPet with a required NewPet body and a Pet response', () => {
+    const op = doc.paths['/pets'].post;
+    expect(op.requestBody).toEqual({ required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPet' } } } });
+    expect(op.responses['201'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Pet' });
+  });
+
+  it('marks getPet deprecated, with an int64 path id and the deprecation headers', () => {
+    const op = doc.paths['/pets/{petId}'].get;
+    expect(op.deprecated).toBe(true);
+    expect(op.parameters).toEqual([expect.objectContaining({ name: 'petId', in: 'path', required: true, schema: expect.objectContaining({ type: 'integer', format: 'int64' }) })]);
+    expect(Object.keys(op.responses['200'].headers)).toEqual(['Deprecation', 'Sunset', 'Link']);
+  });
+
+  it('has the schemas of the seed with their required fields and int64 formats', () => {
+    const { PetStatus, NewPet, Pet, Error } = doc.components.schemas;
+    expect(PetStatus).toEqual({ type: 'string', enum: ['available', 'pending', 'sold'] });
+    expect(NewPet.required).toEqual(['name', 'categoryId']);
+    expect(NewPet.properties.categoryId).toMatchObject({ type: 'integer', format: 'int64' });
+    expect(NewPet.properties.status).toMatchObject({ allOf: [{ $ref: '#/components/schemas/PetStatus' }] });
+    expect(Pet.required).toEqual(['id', 'name', 'categoryId']);
+    expect(Pet.properties.id).toMatchObject({ type: 'integer', format: 'int64' });
+    expect(Error.required).toEqual(['code', 'message', 'status']);
+    expect(Error.properties.status.type).toBe('integer');
+  });
+
+  it('lists every error code as an enum', () => {
+    expect(doc.components.schemas.ErrorCode.enum).toEqual([
+      'VALIDATION_FAILED',
+      'MALFORMED_JSON',
+      'UNAUTHORIZED',
+      'NOT_FOUND',
+      'METHOD_NOT_ALLOWED',
+      'IDEMPOTENCY_CONFLICT',
+      'PAYLOAD_TOO_LARGE',
+      'UNSUPPORTED_MEDIA_TYPE',
+      'IDEMPOTENCY_KEY_REUSED',
+      'RATE_LIMITED',
+      'INTERNAL_ERROR',
+      'SERVICE_UNAVAILABLE',
+    ]);
+  });
+});
+
+describe('docs endpoints', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp('sqlite', { PUBLIC_BASE_URL: 'http://127.0.0.1:3999/v1' });
+  });
+  afterAll(() => t?.close());
+
+  it('serves Swagger UI at /docs without a key', async () => {
+    const response = await t.request('GET', '/docs', { key: null });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^text\/html/);
+    expect(response.body).toContain('swagger-ui');
+  });
+
+  it('serves the document at /docs-json without a key, with servers from config', async () => {
+    const response = await t.request('GET', '/docs-json', { key: null });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().servers[0]).toEqual({ url: 'http://127.0.0.1:3999/v1', description: 'Production' });
+  });
+});

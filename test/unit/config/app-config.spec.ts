@@ -1,0 +1,166 @@
+import { describe, expect, it } from 'vitest';
+import { AppConfig, ConfigError, loadConfig } from '../../../src/config/app-config.js';
+
+/** The error loadConfig throws for this environment (fails the test if it does not throw). */
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error(`loadConfig(${JSON.stringify(env)}) did not throw`);
+}
+
+describe('loadConfig', () => {
+  it('uses the production defaults when nothing is set', () => {
+    expect({ ...loadConfig({}) }).toEqual({
+      nodeEnv: 'production',
+      host: '127.0.0.1',
+      port: 3000,
+      database: { type: 'sqlite', path: 'data/animal-store.sqlite' },
+      logLevel: 'info',
+      publicBaseUrl: 'https://api.animal-store.example/v1',
+      stagingBaseUrl: 'https://staging.api.animal-store.example/v1',
+      bodyLimitBytes: 16384,
+    });
+  });
+
+  it('returns a frozen AppConfig', () => {
+    const config = loadConfig({});
+    expect(config).toBeInstanceOf(AppConfig);
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('treats empty strings as unset', () => {
+    const empty = Object.fromEntries(
+      ['NODE_ENV', 'HOST', 'PORT', 'DATABASE_URL', 'LOG_LEVEL', 'PUBLIC_BASE_URL', 'STAGING_BASE_URL', 'BODY_LIMIT_BYTES'].map((name) => [name, '']),
+    );
+    expect({ ...loadConfig(empty) }).toEqual({ ...loadConfig({}) });
+  });
+
+  it('ignores variables it does not know', () => {
+    expect({ ...loadConfig({ UNRELATED: 'x' }) }).toEqual({ ...loadConfig({}) });
+  });
+
+  describe('PORT', () => {
+    it.each([
+      ['0', 0],
+      ['8080', 8080],
+      ['65535', 65535],
+    ])('accepts %j', (value, expected) => {
+      expect(loadConfig({ PORT: value }).port).toBe(expected);
+    });
+
+    it.each(['abc', '-1', '65536', '3.5', ' 80', '1e3', '0x50'])('rejects %j, naming the variable', (value) => {
+      expect(configError({ PORT: value }).message).toBe(
+        `Invalid configuration: PORT must be an integer from 0 to 65535 (got ${JSON.stringify(value)})`,
+      );
+    });
+
+    it('reports the exact message for "abc"', () => {
+      expect(configError({ PORT: 'abc' }).message).toBe('Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")');
+    });
+  });
+
+  describe('HOST', () => {
+    it('accepts any non-blank host', () => {
+      expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    });
+
+    it('rejects a blank host', () => {
+      expect(configError({ HOST: '  ' }).message).toBe('Invalid configuration: HOST must be a non-empty string (got "  ")');
+    });
+  });
+
+  describe('DATABASE_URL', () => {
+    it('reads sqlite:<path> as an SQLite file', () => {
+      expect(loadConfig({ DATABASE_URL: 'sqlite:/var/lib/pets.db' }).database).toEqual({ type: 'sqlite', path: '/var/lib/pets.db' });
+    });
+
+    it('keeps an in-memory SQLite path as given', () => {
+      expect(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).database).toEqual({ type: 'sqlite', path: ':memory:' });
+    });
+
+    it.each(['postgres://user:pw@db.example:5432/pets', 'postgresql://user@localhost/pets'])('reads %j as PostgreSQL', (url) => {
+      expect(loadConfig({ DATABASE_URL: url }).database).toEqual({ type: 'postgres', url });
+    });
+
+    it.each(['mysql://x', 'sqlite:', 'postgres://', 'postgres:/host/db', 'pets.sqlite'])('rejects %j, naming the variable', (url) => {
+      expect(configError({ DATABASE_URL: url }).message).toBe(
+        `Invalid configuration: DATABASE_URL must be sqlite:<path> or postgres://user@host:port/database (got ${JSON.stringify(url)})`,
+      );
+    });
+
+    it.each(['postgres//user:secret@host/db', 'postgres://user:secret@host:99999/db', 'mysql://user:secret@host/db'])(
+      'does not echo the password of the rejected %j',
+      (url) => {
+        const { message } = configError({ DATABASE_URL: url });
+        expect(message).toContain('DATABASE_URL');
+        expect(message).toContain('user:***@');
+        expect(message).not.toContain('secret');
+      },
+    );
+  });
+
+  describe('NODE_ENV', () => {
+    it.each(['development', 'test', 'production'])('accepts %j', (value) => {
+      expect(loadConfig({ NODE_ENV: value }).nodeEnv).toBe(value);
+    });
+
+    it.each(['prod', 'Production', 'staging'])('rejects %j', (value) => {
+      expect(configError({ NODE_ENV: value }).message).toBe(
+        `Invalid configuration: NODE_ENV must be one of development, test, production (got ${JSON.stringify(value)})`,
+      );
+    });
+  });
+
+  describe('LOG_LEVEL', () => {
+    it.each(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])('accepts %j', (value) => {
+      expect(loadConfig({ LOG_LEVEL: value }).logLevel).toBe(value);
+    });
+
+    it.each(['verbose', 'INFO', 'warning'])('rejects %j', (value) => {
+      expect(configError({ LOG_LEVEL: value }).message).toBe(
+        `Invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got ${JSON.stringify(value)})`,
+      );
+    });
+  });
+
+  describe.each(['PUBLIC_BASE_URL', 'STAGING_BASE_URL'] as const)('%s', (name) => {
+    const key = name === 'PUBLIC_BASE_URL' ? 'publicBaseUrl' : 'stagingBaseUrl';
+
+    it.each(['https://pets.example/v1', 'http://localhost:3000/v1', 'https://pets.example/api/v1'])('accepts %j as is', (url) => {
+      expect(loadConfig({ [name]: url })[key]).toBe(url);
+    });
+
+    it('strips one trailing slash', () => {
+      expect(loadConfig({ [name]: 'https://pets.example/v1/' })[key]).toBe('https://pets.example/v1');
+    });
+
+    it.each(['ftp://pets.example/v1', 'https://pets.example', 'https://pets.example/v2', 'https://pets.example/v1/pets', 'https://pets.example/v10', 'pets.example/v1', '/v1'])(
+      'rejects %j',
+      (url) => {
+        expect(configError({ [name]: url }).message).toBe(
+          `Invalid configuration: ${name} must be an http(s) URL ending in /v1 (got ${JSON.stringify(url)})`,
+        );
+      },
+    );
+  });
+
+  describe('BODY_LIMIT_BYTES', () => {
+    it.each([
+      ['1024', 1024],
+      ['1048576', 1048576],
+      ['10485760', 10485760],
+    ])('accepts %j', (value, expected) => {
+      expect(loadConfig({ BODY_LIMIT_BYTES: value }).bodyLimitBytes).toBe(expected);
+    });
+
+    it.each(['1023', '10485761', '0', '-1', '16k', '16384.5'])('rejects %j', (value) => {
+      expect(configError({ BODY_LIMIT_BYTES: value }).message).toBe(
+        `Invalid configuration: BODY_LIMIT_BYTES must be an integer from 1024 to 10485760 (got ${JSON.stringify(value)})`,
+      );
+    });
+  });
+});
