@@ -28,9 +28,10 @@ export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
-/** Constant-time comparison of two hex SHA-256 digests. */
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/** Constant-time comparison of two hex SHA-256 digests; false for anything that is not one. */
 export function hashesEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === 32 && right.length === 32 && timingSafeEqual(left, right);
+  if (!SHA256_HEX.test(a) || !SHA256_HEX.test(b)) return false;
+  return timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
 }

@@ -9,12 +9,11 @@ import { ApiError } from './api-error.js';
  */
 export function toApiError(exception: unknown, bodyLimitBytes: number): ApiError {
   if (exception instanceof ApiError) return exception;
-  if (isDatabaseUnavailable(exception)) {
-    return new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', { 'Retry-After': '1' });
-  }
   switch (clientErrorStatus(exception)) {
     case undefined:
-      return new ApiError('INTERNAL_ERROR', 'Internal server error');
+      return isDatabaseUnavailable(exception)
+        ? new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', { 'Retry-After': '1' })
+        : new ApiError('INTERNAL_ERROR', 'Internal server error');
     case 404:
       return new ApiError('NOT_FOUND', 'The requested resource could not be found');
     case 413:

@@ -85,7 +85,7 @@ function integer(name: string, value: string, min: number, max: number): number 
 }
 
 function databaseUrl(name: string, value: string): DatabaseConfig {
-  if (value.startsWith('sqlite:') && value.length > 'sqlite:'.length) {
+  if (value.startsWith('sqlite:') && value.slice('sqlite:'.length).trim() !== '') {
     return { type: 'sqlite', path: value.slice('sqlite:'.length) };
   }
   if (/^postgres(ql)?:\/\/./.test(value) && URL.canParse(value)) {
@@ -96,11 +96,12 @@ function databaseUrl(name: string, value: string): DatabaseConfig {
 
 function versionedBaseUrl(name: string, value: string): string {
   const url = URL.canParse(value) ? new URL(value) : undefined;
-  if (url && /^https?:$/.test(url.protocol) && /\/v1\/?$/.test(url.pathname)) return value.replace(/\/$/, '');
-  throw new ConfigError(name, 'an http(s) URL ending in /v1', value);
+  const plain = url && /^https?:$/.test(url.protocol) && !url.username && !url.password && !url.search && !url.hash;
+  if (plain && /\/v1\/?$/.test(url.pathname)) return value.replace(/\/$/, '');
+  throw new ConfigError(name, 'an http(s) URL ending in /v1, without credentials, query or fragment', value);
 }
 
-/** Keeps a password in DATABASE_URL out of error messages. */
+/** Keeps credentials in DATABASE_URL out of error messages: everything up to the last `@` goes. */
 function redactUrl(value: string): string {
-  return value.replace(/\/\/([^:/@]+):[^@/]*@/, '//$1:***@');
+  return value.replace(/\/\/.*@/, '//***@');
 }

@@ -86,6 +86,9 @@ describe('hashesEqual', () => {
     ['an empty string', ''],
     ['a 64-character non-hex string', 'z'.repeat(64)],
     ['a digest with a non-hex character inside', `${a.slice(0, 10)}zz${a.slice(12)}`],
+    ['the digest followed by junk Node would ignore', `${a}zz`],
+    ['the digest with an odd extra hex digit', `${a}a`],
+    ['the digest in uppercase', a.toUpperCase()],
   ])('is false when one side is %s', (_label, bad) => {
     expect(hashesEqual(bad, a)).toBe(false);
     expect(hashesEqual(a, bad)).toBe(false);

@@ -24,6 +24,11 @@ const withCode = (message: string, code: string) => Object.assign(new Error(mess
 const fastifyError = (message: string, statusCode: number, code: string) => Object.assign(new Error(message), { statusCode, code });
 
 describe('toApiError', () => {
+  it('keeps a client error a client error even when its message reads like a database outage', () => {
+    const mapped = toApiError(new BadRequestException('Connection terminated'), LIMIT);
+    expect(mapped.body).toEqual({ code: 'VALIDATION_FAILED', message: 'The request is malformed', status: 400 });
+  });
+
   it('passes an ApiError through as the same instance', () => {
     const error = new ApiError('NOT_FOUND', 'No pet with id 7', { 'X-Extra': 'y' });
     expect(toApiError(error, LIMIT)).toBe(error);

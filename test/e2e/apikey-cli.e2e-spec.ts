@@ -1,0 +1,90 @@
+import { execFile } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runApiKeyCli } from '../support/processes.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+import { ENGINES } from '../support/test-database.js';
+
+const KEY = /^pets_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/;
+
+describe.each(ENGINES)('apikey CLI [%s]', (engine) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(engine);
+  });
+  afterAll(() => t?.close());
+
+  it('create prints the new key alone on stdout, and the key works at once', async () => {
+    const created = await runApiKeyCli(['create', 'mobile app'], t.databaseUrl);
+
+    expect(created).toMatchObject({ code: 0, stderr: '' });
+    expect(created.stdout).toMatch(/^pets_\S+\n$/);
+    const key = created.stdout.trim();
+    expect(key).toMatch(KEY);
+    expect((await t.request('GET', '/v1/pets', { key })).statusCode).toBe(200);
+  });
+
+  it('list prints id, name, prefix, created and revoked, never a secret', async () => {
+    const key = (await runApiKeyCli(['create', 'listed'], t.databaseUrl)).stdout.trim();
+    const prefix = key.split('_')[1];
+
+    const listed = await runApiKeyCli(['list'], t.databaseUrl);
+
+    expect(listed.code).toBe(0);
+    const [header, ...rows] = listed.stdout.trimEnd().split('\n');
+    expect(header.split(/\s+/)).toEqual(['id', 'name', 'prefix', 'created', 'revoked']);
+    const row = rows.find((line) => line.includes(prefix))!;
+    expect(row).toMatch(new RegExp(`^\\d+\\s+listed\\s+${prefix}\\s+\\d{4}-\\d\\d-\\d\\dT\\S+Z\\s+-$`));
+    expect(listed.stdout).not.toContain(key.slice(-43));
+  });
+
+  it('revoke makes the key fail with 401 within 5 seconds; other keys keep working', async () => {
+    const key = (await runApiKeyCli(['create', 'to-revoke'], t.databaseUrl)).stdout.trim();
+    expect((await t.request('GET', '/v1/pets', { key })).statusCode).toBe(200);
+    const id = /^(\d+)\s+to-revoke/m.exec((await runApiKeyCli(['list'], t.databaseUrl)).stdout)![1];
+
+    const revoked = await runApiKeyCli(['revoke', id], t.databaseUrl);
+    const revokedAt = Date.now();
+
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toMatch(new RegExp(`^revoked key ${id} \\(to-revoke\\) at \\S+Z\\n$`));
+    let status = 200;
+    while (status === 200 && Date.now() - revokedAt < 5_000) {
+      status = (await t.request('GET', '/v1/pets', { key })).statusCode;
+      if (status === 200) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(status).toBe(401);
+    expect((await t.request('GET', '/v1/pets')).statusCode).toBe(200);
+    expect((await runApiKeyCli(['list'], t.databaseUrl)).stdout).toMatch(new RegExp(`^${id}\\s+to-revoke\\s+\\S+\\s+\\S+Z\\s+\\S+Z$`, 'm'));
+  });
+
+  it.each([[[]], [['create']], [['revoke']], [['delete', '1']], [['list', 'extra']], [['revoke', 'abc']]])(
+    'exits 2 with usage on stderr for %j',
+    async (args) => {
+      const result = await runApiKeyCli(args, t.databaseUrl);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).not.toBe('');
+    },
+  );
+
+  it('exits 1 when revoking an id that does not exist', async () => {
+    const result = await runApiKeyCli(['revoke', '999999'], t.databaseUrl);
+    expect(result).toEqual({ code: 1, stdout: '', stderr: 'revoke: no key with id 999999\n' });
+  });
+});
+
+describe('npm run --silent apikey', () => {
+  it('prints the key alone, as the README documents', async () => {
+    const t = await startTestApp('sqlite');
+    try {
+      const stdout = await new Promise<string>((resolve, reject) =>
+        execFile('npm', ['run', '--silent', 'apikey', '--', 'create', 'via-npm'], { env: { ...process.env, DATABASE_URL: t.databaseUrl } }, (error, out) =>
+          error ? reject(error) : resolve(out),
+        ),
+      );
+      expect(stdout).toMatch(/^pets_[0-9a-f]{12}_[A-Za-z0-9_-]{43}\n$/);
+    } finally {
+      await t.close();
+    }
+  });
+});

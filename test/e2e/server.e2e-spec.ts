@@ -1,0 +1,79 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type ServerProcess } from '../support/processes.js';
+
+describe('the server process (node dist/main.js)', () => {
+  let dir: string;
+  let server: ServerProcess;
+  let key: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'animal-store-server-'));
+    server = await startServer({ NODE_ENV: 'development', LOG_LEVEL: 'info', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` });
+    key = /It is shown only now: (pets_\S+)"/.exec(server.output())![1];
+  });
+  afterAll(async () => {
+    server?.child.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('prints a local key on first start, which works over real HTTP', async () => {
+    const response = await fetch(`${server.baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
+
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual([]);
+  });
+
+  it('logs one JSON line per request with its request id, never the key', async () => {
+    await fetch(`${server.baseUrl}/v1/pets?limit=5`, { headers: { authorization: `Bearer ${key}`, 'x-request-id': 'trace-me-1' } });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    const lines = server.output().trim().split('\n').filter((line) => line.includes('trace-me-1'));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0])).toMatchObject({
+      level: 'info',
+      requestId: 'trace-me-1',
+      method: 'GET',
+      route: '/v1/pets',
+      status: 200,
+      durationMs: expect.any(Number),
+      msg: 'request',
+    });
+    const afterStart = server.output().slice(server.output().indexOf('Server listening'));
+    expect(afterStart).not.toContain(key);
+    expect(afterStart.toLowerCase()).not.toContain('authorization');
+  });
+
+  it('on SIGTERM finishes the request in flight, closes the database and exits 0', async () => {
+    const inFlight = fetch(`${server.baseUrl}/v1/pets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'last one', categoryId: 1 }),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    server.child.kill('SIGTERM');
+
+    const response = await inFlight;
+    expect(response.status).toBe(201);
+    expect(await server.exited).toBe(0);
+    expect(server.output()).toContain('"msg":"stopped"');
+  });
+});
+
+describe('configuration at start', () => {
+  it.each([
+    ['PORT', 'abc', 'Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")'],
+    ['DATABASE_URL', 'mysql://x', 'Invalid configuration: DATABASE_URL must be sqlite:<path> or postgres://user@host:port/database (got "mysql://x")'],
+    ['LOG_LEVEL', 'loud', 'Invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")'],
+  ])('refuses a bad %s with one line naming it, exit 1', async (name, value, message) => {
+    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+      execFile('node', ['dist/main.js'], { env: { ...process.env, [name]: value } }, (error, stdout, stderr) =>
+        resolve({ code: error ? (error.code as number) : 0, stdout, stderr }),
+      ),
+    );
+    expect(result).toEqual({ code: 1, stdout: '', stderr: `${message}\n` });
+  });
+});
