@@ -1,0 +1,40 @@
+import { DataSource } from 'typeorm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { ApiKeysService } from '../../src/auth/api-keys.service.js';
+import { loadConfig } from '../../src/config/app-config.js';
+import { createTestDatabase, ENGINES, type TestDatabase } from '../support/test-database.js';
+
+describe.skipIf(!ENGINES.includes('postgres'))('replicas on one database [postgres]', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase('postgres');
+  });
+  afterAll(() => database?.drop());
+
+  it('start together, migrate once, and serve the same pets with unique ids', async () => {
+    const config = loadConfig({ NODE_ENV: 'production', LOG_LEVEL: 'silent', DATABASE_URL: database.url });
+    const replicas = await Promise.all([createApp(config), createApp(config), createApp(config)]);
+    try {
+      const { key } = await replicas[0].get(ApiKeysService).create('replicas');
+      const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+
+      const created = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          replicas[i % 3].inject({ method: 'POST', url: '/v1/pets', headers, payload: JSON.stringify({ name: `p${i}`, categoryId: 1 }) }),
+        ),
+      );
+      const ids = created.map((response) => response.json().id);
+      expect(new Set(ids).size).toBe(30);
+
+      for (const replica of replicas) {
+        const listed = await replica.inject({ method: 'GET', url: '/v1/pets?limit=100', headers });
+        expect(listed.json().map((pet: { id: number }) => pet.id)).toEqual([...ids].sort((a, b) => a - b));
+      }
+      const [{ count }] = await replicas[0].get(DataSource).query('SELECT count(*)::int AS count FROM migrations');
+      expect(count).toBe(1);
+    } finally {
+      await Promise.all(replicas.map((replica) => replica.close()));
+    }
+  });
+});
