@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { PET_STATUSES, type PetStatus } from '../pet-status.js';
+import type { PetStatus } from '../pet-status.js';
 import { MAX_ID } from './field-rules.js';
+import { CATEGORY_ID_PROPERTY, NAME_PROPERTY, STATUS_PROPERTY } from './pet-properties.js';
 
 @ApiSchema({ name: 'Pet', description: 'An animal in the catalogue: all fields of NewPet plus its id.' })
 export class PetDto {
@@ -14,24 +15,12 @@ export class PetDto {
   })
   id: number;
 
-  @ApiProperty({ description: "The animal's name.", minLength: 1, maxLength: 255, example: 'Rex' })
+  @ApiProperty(NAME_PROPERTY)
   name: string;
 
-  @ApiProperty({
-    description: 'Identifier of the category the animal belongs to.',
-    type: 'integer',
-    format: 'int64',
-    minimum: 1,
-    maximum: MAX_ID,
-    example: 1,
-  })
+  @ApiProperty(CATEGORY_ID_PROPERTY)
   categoryId: number;
 
-  @ApiPropertyOptional({
-    description: 'Availability status; absent when none was given.',
-    enum: PET_STATUSES,
-    enumName: 'PetStatus',
-    example: 'available',
-  })
+  @ApiPropertyOptional(STATUS_PROPERTY)
   status?: PetStatus;
 }
