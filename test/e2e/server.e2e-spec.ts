@@ -1,4 +1,6 @@
+import Database from 'better-sqlite3';
 import { execFile } from 'node:child_process';
+import { request } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,19 +49,36 @@ describe('the server process (node dist/main.js)', () => {
     expect(afterStart.toLowerCase()).not.toContain('authorization');
   });
 
-  it('on SIGTERM finishes the request in flight, closes the database and exits 0', async () => {
-    const inFlight = fetch(`${server.baseUrl}/v1/pets`, {
+  it('on SIGTERM refuses new connections, finishes the request in flight, then exits 0', async () => {
+    const body = JSON.stringify({ name: 'in flight at SIGTERM', categoryId: 1 });
+    const inFlight = request(`${server.baseUrl}/v1/pets`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'last one', categoryId: 1 }),
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': body.length },
     });
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      inFlight.on('response', (res) => {
+        let text = '';
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+      });
+      inFlight.on('error', reject);
+    });
+    // Half the body now, so the request is mid-flight when the signal arrives.
+    inFlight.write(body.slice(0, 10));
+    await new Promise((resolve) => setTimeout(resolve, 100));
     server.child.kill('SIGTERM');
+    await waitFor(() => server.output().includes('shutting down'));
 
-    const response = await inFlight;
-    expect(response.status).toBe(201);
+    await expect(fetch(`${server.baseUrl}/health/live`)).rejects.toThrow();
+    inFlight.end(body.slice(10));
+    const finished = await response;
+
+    expect(finished.status).toBe(201);
+    expect(JSON.parse(finished.body)).toMatchObject({ name: 'in flight at SIGTERM', categoryId: 1 });
     expect(await server.exited).toBe(0);
     expect(server.output()).toContain('"msg":"stopped"');
+    const stored = new Database(join(dir, 'db.sqlite'), { readonly: true }).prepare('SELECT name FROM pets').all();
+    expect(stored).toEqual([{ name: 'in flight at SIGTERM' }]);
   });
 });
 
@@ -77,3 +96,11 @@ describe('configuration at start', () => {
     expect(result).toEqual({ code: 1, stdout: '', stderr: `${message}\n` });
   });
 });
+
+async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
