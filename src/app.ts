@@ -17,7 +17,10 @@ export async function createApp(config: AppConfig, logger: Logger = createLogger
   const adapter = createHttpAdapter(config, logger);
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: new NestPinoLogger(logger),
+    // Our own parsers (http/request-body.ts) replace Nest's, so bad bodies reach the guard first.
     bodyParser: false,
+    // A failed start (say, an unreachable database) is thrown to the caller instead of Nest
+    // exiting the process, so main.ts reports it and tests see it.
     abortOnError: false,
   });
   configureHttpServer(adapter.getInstance(), app.get(RouteTable));

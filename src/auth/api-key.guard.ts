@@ -2,11 +2,9 @@ import { ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../common/api-error.js';
+import { ApiError, unauthorized } from '../common/api-error.js';
 import { API_KEY_STRATEGY } from './bearer.strategy.js';
 import { IS_PUBLIC_KEY } from './public.decorator.js';
-
-export const WWW_AUTHENTICATE = 'Bearer realm="animal-store"';
 
 /** Default-deny: every route needs a valid API key unless it is marked `@Public()`. */
 @Injectable()
@@ -21,7 +19,7 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
 
   override handleRequest<T>(error: unknown, principal: T | false, _info: unknown, context: ExecutionContext): T {
     if (error) throw error;
-    if (!principal) throw unauthorized(context.switchToHttp().getRequest<FastifyRequest>());
+    if (!principal) throw missingOrInvalidKey(context.switchToHttp().getRequest<FastifyRequest>());
     return principal;
   }
 
@@ -30,10 +28,8 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
   }
 }
 
-function unauthorized(request: FastifyRequest): ApiError {
-  const message =
-    request.headers.authorization === undefined
-      ? 'Missing API key: send it as "Authorization: Bearer <API_KEY>"'
-      : 'Invalid API key';
-  return new ApiError('UNAUTHORIZED', message, { 'WWW-Authenticate': WWW_AUTHENTICATE });
+function missingOrInvalidKey(request: FastifyRequest): ApiError {
+  return request.headers.authorization === undefined
+    ? unauthorized('Missing API key: send it as "Authorization: Bearer <API_KEY>"')
+    : unauthorized('Invalid API key');
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { IsNull, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { apiKeyPrefix, generateApiKey, hashApiKey, hashesEqual } from './api-key.js';
 
@@ -53,8 +53,8 @@ export class ApiKeysService {
     return summarize(key);
   }
 
-  async hasActiveKey(): Promise<boolean> {
-    return this.keys.existsBy({ revokedAt: IsNull() });
+  async isEmpty(): Promise<boolean> {
+    return !(await this.keys.exists());
   }
 
   /** The key's owner if the key is known and not revoked; undefined otherwise. */

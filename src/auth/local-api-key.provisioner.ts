@@ -3,8 +3,9 @@ import { AppConfig } from '../config/app-config.js';
 import { ApiKeysService } from './api-keys.service.js';
 
 /**
- * Makes the quick start usable: outside production, an empty key store gets one key named `local`,
- * printed once. Production never gets a key it did not ask for.
+ * Makes the quick start usable: outside production, an empty key store (no key at all, revoked
+ * ones included) gets one key named `local`, printed once. Production never gets a key it did not
+ * ask for. Meant for one local process; replicas run with NODE_ENV=production.
  */
 @Injectable()
 export class LocalApiKeyProvisioner implements OnApplicationBootstrap {
@@ -16,9 +17,9 @@ export class LocalApiKeyProvisioner implements OnApplicationBootstrap {
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    if (await this.apiKeys.hasActiveKey()) return;
+    if (!(await this.apiKeys.isEmpty())) return;
     if (this.config.nodeEnv === 'production') {
-      this.logger.warn('No active API key: every request will get 401 until one is created (npm run apikey -- create <name>)');
+      this.logger.warn('No API key exists: every request will get 401 until one is created (npm run apikey -- create <name>)');
       return;
     }
     const { key } = await this.apiKeys.create('local');

@@ -35,7 +35,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   private unmatchedRoute(request: FastifyRequest): ApiError {
     const allowed = this.routes.allowedMethods(request.url.split('?', 1)[0]);
-    if (allowed.length === 0) return new ApiError('NOT_FOUND', 'No such route');
+    // A route for this very method answered 404 itself (a missing file under /docs).
+    if (allowed.length === 0 || allowed.includes(request.method)) return new ApiError('NOT_FOUND', 'No such route');
     return new ApiError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed here; use ${allowed.join(', ')}`, {
       Allow: allowed.join(', '),
     });

@@ -24,6 +24,12 @@ export class ApiError extends HttpException {
   }
 }
 
+export const WWW_AUTHENTICATE = 'Bearer realm="animal-store"';
+
 export const validationFailed = (message: string): ApiError => new ApiError('VALIDATION_FAILED', message);
+
+/** Every 401 carries the challenge (RFC 6750 via api-decisions §2). */
+export const unauthorized = (message: string): ApiError =>
+  new ApiError('UNAUTHORIZED', message, { 'WWW-Authenticate': WWW_AUTHENTICATE });
 
 export const notFound = (message: string): ApiError => new ApiError('NOT_FOUND', message);

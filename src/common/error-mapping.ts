@@ -1,6 +1,20 @@
 import { HttpException } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../database/database-errors.js';
-import { ApiError } from './api-error.js';
+import { ApiError, unauthorized } from './api-error.js';
+import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode } from './error-codes.js';
+
+/** The first code of each status in ERROR_CODES is the one a bare status maps to. */
+const CODE_FOR_STATUS = new Map<number, ErrorCode>(
+  [...ERROR_CODE_NAMES].reverse().map((code) => [ERROR_CODES[code].status, code]),
+);
+
+const FIXED_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  VALIDATION_FAILED: 'The request is malformed',
+  UNAUTHORIZED: 'Invalid API key',
+  NOT_FOUND: 'The requested resource could not be found',
+  UNSUPPORTED_MEDIA_TYPE: 'Content-Type must be application/json',
+  SERVICE_UNAVAILABLE: 'The service is unavailable; retry later',
+};
 
 /**
  * Turns anything thrown while serving a request into the ApiError the client sees. Only our own
@@ -9,21 +23,25 @@ import { ApiError } from './api-error.js';
  */
 export function toApiError(exception: unknown, bodyLimitBytes: number): ApiError {
   if (exception instanceof ApiError) return exception;
-  switch (clientErrorStatus(exception)) {
-    case undefined:
-      return isDatabaseUnavailable(exception)
-        ? new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', { 'Retry-After': '1' })
-        : new ApiError('INTERNAL_ERROR', 'Internal server error');
-    case 404:
-      return new ApiError('NOT_FOUND', 'The requested resource could not be found');
-    case 413:
-      return new ApiError('PAYLOAD_TOO_LARGE', `Request body exceeds ${bodyLimitBytes} bytes`);
-    case 415:
-      return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
-    case 503:
-      return new ApiError('SERVICE_UNAVAILABLE', 'The service is unavailable; retry later', { 'Retry-After': '1' });
+  const status = clientErrorStatus(exception);
+  if (status !== undefined) return fromStatus(status, bodyLimitBytes);
+  return isDatabaseUnavailable(exception)
+    ? new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', { 'Retry-After': '1' })
+    : new ApiError('INTERNAL_ERROR', 'Internal server error');
+}
+
+/** The §5 error for a bare HTTP status; a 4xx we have no code for is a plain 400. */
+function fromStatus(status: number, bodyLimitBytes: number): ApiError {
+  const code = CODE_FOR_STATUS.get(status) ?? 'VALIDATION_FAILED';
+  switch (code) {
+    case 'UNAUTHORIZED':
+      return unauthorized(FIXED_MESSAGES.UNAUTHORIZED!);
+    case 'PAYLOAD_TOO_LARGE':
+      return new ApiError(code, `Request body exceeds ${bodyLimitBytes} bytes`);
+    case 'SERVICE_UNAVAILABLE':
+      return new ApiError(code, FIXED_MESSAGES.SERVICE_UNAVAILABLE!, { 'Retry-After': '1' });
     default:
-      return new ApiError('VALIDATION_FAILED', 'The request is malformed');
+      return new ApiError(code, FIXED_MESSAGES[code] ?? ERROR_CODES[code].meaning);
   }
 }
 

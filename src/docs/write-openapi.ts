@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { createApp } from '../app.js';
 import { loadConfig } from '../config/app-config.js';
 
@@ -19,7 +20,7 @@ export async function renderOpenApiDocument(): Promise<string> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   writeFileSync(OPENAPI_FILE, await renderOpenApiDocument());
   process.stdout.write(`wrote ${OPENAPI_FILE}\n`);
 }

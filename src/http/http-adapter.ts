@@ -1,7 +1,8 @@
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { ApiError } from '../common/api-error.js';
 import type { AppConfig } from '../config/app-config.js';
@@ -14,40 +15,74 @@ import type { RouteTable } from './route-table.js';
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 export function createHttpAdapter(config: AppConfig, logger: Logger): FastifyAdapter {
+  const requestLog = new RequestLogController();
   return new FastifyAdapter({
     loggerInstance: logger,
-    logController: new RequestLogController(),
+    logController: requestLog,
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: false,
     genReqId: requestId,
+    // Longer than any valid id, so an over-long petId reaches validation and its 400 names petId.
+    maxParamLength: 256,
     // While closing, requests on open connections are still served (then the connection is closed)
     // instead of Fastify's own 503 body, which is not our Error shape.
     return503OnClosing: false,
-    frameworkErrors: (_error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+    // A URL Fastify cannot route (bad percent-encoding, a path segment over maxParamLength). This
+    // runs before routing, where none of our hooks apply, so it adds the headers and log line itself.
+    frameworkErrors: (_error: Error, request: FastifyRequest, reply: FastifyReply) => {
+      reply.raw.once('finish', () => requestLog.requestCompleted(null, request, reply));
       const error = new ApiError('VALIDATION_FAILED', 'The request URL is malformed');
-      void reply.status(400).type('application/json').send(error.body);
+      void reply.status(400).headers(responseHeaders(request)).type('application/json').send(error.body);
     },
+    clientErrorHandler: answerUnparsableRequest,
   });
 }
 
 /** Wires what every request goes through; must run before routes are registered. */
 export function configureHttpServer(fastify: FastifyInstance, routes: RouteTable): void {
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
-
   registerBodyParsers(fastify);
-
   fastify.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    reply.headers({
-      'cache-control': 'no-store',
-      'x-content-type-options': 'nosniff',
-      'x-request-id': request.id,
-      ...routeHeaders(request),
-    });
+    reply.headers(responseHeaders(request));
     return payload;
   });
+}
+
+/** Headers every response carries (api-decisions §11), plus those its route declares. */
+function responseHeaders(request: FastifyRequest): Record<string, string> {
+  return {
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'x-request-id': request.id,
+    ...routeHeaders(request),
+  };
 }
 
 function requestId(request: IncomingMessage): string {
   const incoming = request.headers['x-request-id'];
   return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/**
+ * Bytes Node's HTTP parser rejects (a malformed request line or header, headers over the size
+ * limit) never become a request; they still get the Error body instead of Fastify's own shape.
+ * A client that stopped sending is just disconnected.
+ */
+function answerUnparsableRequest(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const message = error.code === 'HPE_HEADER_OVERFLOW' ? 'Request headers are too large' : 'Malformed HTTP request';
+  const body = JSON.stringify(new ApiError('VALIDATION_FAILED', message).body);
+  socket.end(
+    'HTTP/1.1 400 Bad Request\r\n' +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Cache-Control: no-store\r\n' +
+      'X-Content-Type-Options: nosniff\r\n' +
+      `X-Request-Id: ${randomUUID()}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
 }

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeysService } from '../../src/auth/api-keys.service.js';
+import { createApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config/app-config.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
-import { ENGINES } from '../support/test-database.js';
+import { createTestDatabase, ENGINES } from '../support/test-database.js';
 
 const UNAUTHORIZED_INVALID = { code: 'UNAUTHORIZED', message: 'Invalid API key', status: 401 };
 const UNAUTHORIZED_MISSING = {
@@ -113,6 +115,24 @@ describe('first start with an empty key store', () => {
       expect(names).toEqual(['local', 'e2e']);
     } finally {
       await t.close();
+    }
+  });
+
+  it('creates none when every key is revoked: an empty store is one with no key at all', async () => {
+    const database = await createTestDatabase('sqlite');
+    const config = loadConfig({ NODE_ENV: 'development', LOG_LEVEL: 'silent', DATABASE_URL: database.url });
+    try {
+      const first = await createApp(config);
+      const [local] = await first.get(ApiKeysService).list();
+      await first.get(ApiKeysService).revoke(local.id);
+      await first.close();
+
+      const second = await createApp(config);
+      const keys = await second.get(ApiKeysService).list();
+      await second.close();
+      expect(keys.map(({ name, revokedAt }) => [name, revokedAt !== null])).toEqual([['local', true]]);
+    } finally {
+      await database.drop();
     }
   });
 

@@ -10,7 +10,7 @@ describe.each(ENGINES)('HTTP behaviour [%s]', (engine) => {
   afterAll(() => t?.close());
 
   describe('unknown routes and methods', () => {
-    it.each(['/v1/nothing', '/v1/pets/1/owner', '/v2/pets', '/', '/v1/pets/'])('answers 404 for %s', async (url) => {
+    it.each(['/v1/nothing', '/v1/pets/1/owner', '/v2/pets', '/', '/v1/pets/', '/docs/no-such-file.js'])('answers 404 for %s', async (url) => {
       const response = await t.request('GET', url);
 
       expect(response.statusCode).toBe(404);
@@ -60,12 +60,21 @@ describe.each(ENGINES)('HTTP behaviour [%s]', (engine) => {
   });
 
   describe('malformed requests', () => {
-    it('answers 400 with the Error body for a malformed percent-encoding in the path', async () => {
-      const response = await t.request('GET', '/v1/pets/%E0%A4%A');
+    it.each(['/v1/pets/%E0%A4%A', `/v1/pets/${'1'.repeat(300)}`])(
+      'answers 400 with the Error body and the usual headers for the unroutable URL %s',
+      async (url) => {
+        const response = await t.request('GET', url, { headers: { 'x-request-id': 'bad-url-1' } });
 
-      expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({ code: 'VALIDATION_FAILED', message: 'The request URL is malformed', status: 400 });
-    });
+        expect(response.statusCode).toBe(400);
+        expect(response.json()).toEqual({ code: 'VALIDATION_FAILED', message: 'The request URL is malformed', status: 400 });
+        expect(response.headers).toMatchObject({
+          'content-type': 'application/json; charset=utf-8',
+          'cache-control': 'no-store',
+          'x-content-type-options': 'nosniff',
+          'x-request-id': 'bad-url-1',
+        });
+      },
+    );
   });
 
   describe('database errors', () => {

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { execFile } from 'node:child_process';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,6 +48,25 @@ describe('the server process (node dist/main.js)', () => {
     const afterStart = server.output().slice(server.output().indexOf('Server listening'));
     expect(afterStart).not.toContain(key);
     expect(afterStart.toLowerCase()).not.toContain('authorization');
+  });
+
+  it.each([
+    ['a malformed header line', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n', 'Malformed HTTP request'],
+    ['headers over the size limit', `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 'Request headers are too large'],
+  ])('answers %s with the Error body, and keeps serving', async (_case, raw, message) => {
+    const answer = await rawHttp(server.baseUrl, raw);
+
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(answer).toContain('X-Content-Type-Options: nosniff');
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ code: 'VALIDATION_FAILED', message, status: 400 });
+    expect((await fetch(`${server.baseUrl}/health/live`)).status).toBe(200);
+  });
+
+  it('logs a line for a request whose URL cannot be routed', async () => {
+    await fetch(`${server.baseUrl}/v1/pets/%E0%A4%A`, { headers: { 'x-request-id': 'trace-bad-url' } });
+    await waitFor(() => server.output().includes('trace-bad-url'));
+    const line = server.output().split('\n').find((l) => l.includes('trace-bad-url'))!;
+    expect(JSON.parse(line)).toMatchObject({ requestId: 'trace-bad-url', method: 'GET', status: 400, msg: 'request' });
   });
 
   it('on SIGTERM refuses new connections, finishes the request in flight, then exits 0', async () => {
@@ -103,4 +123,16 @@ async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<voi
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** Sends bytes as they are and returns everything the server answers before closing. */
+function rawHttp(baseUrl: string, raw: string): Promise<string> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(raw));
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
 }

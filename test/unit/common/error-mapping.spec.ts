@@ -42,10 +42,19 @@ describe('toApiError', () => {
       ['NotFoundException', new NotFoundException('Cannot GET /x'), { code: 'NOT_FOUND', message: 'The requested resource could not be found', status: 404 }],
       ['ServiceUnavailableException', new ServiceUnavailableException('draining'), { code: 'SERVICE_UNAVAILABLE', message: 'The service is unavailable; retry later', status: 503 }],
       ['HttpException 418', new HttpException("I'm a teapot", 418), { code: 'VALIDATION_FAILED', message: 'The request is malformed', status: 400 }],
+      ['HttpException 403', new HttpException('Forbidden resource', 403), { code: 'VALIDATION_FAILED', message: 'The request is malformed', status: 400 }],
+      ['HttpException 429', new HttpException('ThrottlerException: Too Many Requests', 429), { code: 'RATE_LIMITED', message: 'The API key exceeded its request budget; retry after Retry-After seconds.', status: 429 }],
+      ['HttpException 405', new HttpException('Method Not Allowed', 405), { code: 'METHOD_NOT_ALLOWED', message: 'The path exists but not with this method; see the Allow header.', status: 405 }],
     ])('maps %s to its own fixed body', (_label, exception, body) => {
       const error = toApiError(exception, LIMIT);
       expect(error.body).toEqual(body);
       expect(error.getStatus()).toBe(body.status);
+    });
+
+    it('gives a 401 from anywhere the WWW-Authenticate challenge', () => {
+      const error = toApiError(new HttpException('Unauthorized', 401), LIMIT);
+      expect(error.body).toEqual({ code: 'UNAUTHORIZED', message: 'Invalid API key', status: 401 });
+      expect(error.headers).toEqual({ 'WWW-Authenticate': 'Bearer realm="animal-store"' });
     });
 
     it('names the configured limit in the 413 message', () => {
