@@ -19,19 +19,14 @@ export class ErrorDto {
   status: number;
 }
 
-const DESCRIPTIONS: Record<number, string> = {
-  400: 'A parameter or the body is invalid (`VALIDATION_FAILED`), or the body is not JSON (`MALFORMED_JSON`).',
-  401: 'API key missing or invalid (`UNAUTHORIZED`).',
-  404: 'The requested resource could not be found (`NOT_FOUND`).',
-  413: 'The body is larger than the service accepts (`PAYLOAD_TOO_LARGE`).',
-  415: 'The body is not `application/json` (`UNSUPPORTED_MEDIA_TYPE`).',
-  500: 'Unexpected error (`INTERNAL_ERROR`).',
-  503: 'The database is unreachable; retry later (`SERVICE_UNAVAILABLE`).',
-};
+/** What a status means in this API: its codes from ERROR_CODES, so the docs cannot drift from them. */
+function describeStatus(status: number): string {
+  return ERROR_CODE_NAMES.filter((code) => ERROR_CODES[code].status === status)
+    .map((code) => `\`${code}\`: ${ERROR_CODES[code].meaning}`)
+    .join(' ');
+}
 
 /** Documents error responses, all with the Error body. */
-export function ApiErrorResponses(...statuses: (keyof typeof DESCRIPTIONS)[]) {
-  return applyDecorators(
-    ...statuses.map((status) => ApiResponse({ status, description: DESCRIPTIONS[status], type: ErrorDto })),
-  );
+export function ApiErrorResponses(...statuses: number[]) {
+  return applyDecorators(...statuses.map((status) => ApiResponse({ status, description: describeStatus(status), type: ErrorDto })));
 }

@@ -23,7 +23,7 @@ export function createHttpAdapter(config: AppConfig, logger: Logger): FastifyAda
     requestIdHeader: false,
     genReqId: requestId,
     // Longer than any valid id, so an over-long petId reaches validation and its 400 names petId.
-    maxParamLength: 256,
+    routerOptions: { maxParamLength: 256 },
     // While closing, requests on open connections are still served (then the connection is closed)
     // instead of Fastify's own 503 body, which is not our Error shape.
     return503OnClosing: false,

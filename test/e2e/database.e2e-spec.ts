@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { ApiKeysService } from '../../src/auth/api-keys.service.js';
 import { loadConfig } from '../../src/config/app-config.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../support/test-database.js';
 
 describe.skipIf(!ENGINES.includes('postgres'))('replicas on one database [postgres]', () => {
@@ -35,6 +36,45 @@ describe.skipIf(!ENGINES.includes('postgres'))('replicas on one database [postgr
       expect(count).toBe(1);
     } finally {
       await Promise.all(replicas.map((replica) => replica.close()));
+    }
+  });
+});
+
+describe.skipIf(!ENGINES.includes('postgres'))('database outage [postgres]', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase('postgres');
+  });
+  afterAll(() => database?.drop());
+
+  it('answers 503 SERVICE_UNAVAILABLE quickly while the database is gone, and recovers when it is back', async () => {
+    const direct = new URL(database.url);
+    const proxy = new TcpProxy(Number(direct.port || 5432));
+    const proxyPort = await proxy.start();
+    const viaProxy = new URL(database.url);
+    viaProxy.port = String(proxyPort);
+    const app = await createApp(loadConfig({ NODE_ENV: 'production', LOG_LEVEL: 'silent', DATABASE_URL: viaProxy.toString() }));
+    try {
+      const { key } = await app.get(ApiKeysService).create('outage');
+      const headers = { authorization: `Bearer ${key}` };
+      expect((await app.inject({ method: 'GET', url: '/v1/pets', headers })).statusCode).toBe(200);
+
+      await proxy.cut();
+      const startedAt = Date.now();
+      const during = await app.inject({ method: 'GET', url: '/v1/pets', headers });
+      expect(Date.now() - startedAt).toBeLessThan(5_000);
+      expect(during.statusCode).toBe(503);
+      expect(during.headers['retry-after']).toBe('1');
+      expect(during.json()).toEqual({ code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable; retry later', status: 503 });
+      expect((await app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(503);
+      expect((await app.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200);
+
+      await proxy.start(proxyPort);
+      const after = await app.inject({ method: 'POST', url: '/v1/pets', headers: { ...headers, 'content-type': 'application/json' }, payload: '{"name":"back","categoryId":1}' });
+      expect(after.statusCode).toBe(201);
+    } finally {
+      await app.close();
+      await proxy.cut();
     }
   });
 });
