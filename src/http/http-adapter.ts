@@ -42,8 +42,16 @@ export function createHttpAdapter(config: AppConfig, logger: Logger): FastifyAda
 export function configureHttpServer(fastify: FastifyInstance, routes: RouteTable): void {
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
   registerBodyParsers(fastify);
+
+  // Responses finished during shutdown close their connection; otherwise a keep-alive client that
+  // sent its request before SIGTERM would hold close() open until its idle timeout.
+  let closing = false;
+  fastify.addHook('preClose', async () => {
+    closing = true;
+  });
   fastify.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     reply.headers(responseHeaders(request));
+    if (closing) reply.header('connection', 'close');
     return payload;
   });
 }

@@ -95,7 +95,10 @@ describe('the server process (node dist/main.js)', () => {
 
     expect(finished.status).toBe(201);
     expect(JSON.parse(finished.body)).toMatchObject({ name: 'in flight at SIGTERM', categoryId: 1 });
+    // The client's keep-alive connection must not hold the shutdown open.
+    const responseAt = Date.now();
     expect(await server.exited).toBe(0);
+    expect(Date.now() - responseAt).toBeLessThan(1_000);
     expect(server.output()).toContain('"msg":"stopped"');
     const stored = new Database(join(dir, 'db.sqlite'), { readonly: true }).prepare('SELECT name FROM pets').all();
     expect(stored).toEqual([{ name: 'in flight at SIGTERM' }]);
