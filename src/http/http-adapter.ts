@@ -11,6 +11,9 @@ import { registerBodyParsers } from './request-body.js';
 import { routeHeaders } from './route-headers.js';
 import type { RouteTable } from './route-table.js';
 
+/** Sent on every response (api-decisions §11), whatever produced it. */
+const HYGIENE_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' } as const;
+
 /** An incoming X-Request-Id is echoed only when it is short and plain; otherwise one is made. */
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -58,12 +61,7 @@ export function configureHttpServer(fastify: FastifyInstance, routes: RouteTable
 
 /** Headers every response carries (api-decisions §11), plus those its route declares. */
 function responseHeaders(request: FastifyRequest): Record<string, string> {
-  return {
-    'cache-control': 'no-store',
-    'x-content-type-options': 'nosniff',
-    'x-request-id': request.id,
-    ...routeHeaders(request),
-  };
+  return { ...HYGIENE_HEADERS, 'x-request-id': request.id, ...routeHeaders(request) };
 }
 
 function requestId(request: IncomingMessage): string {
@@ -83,14 +81,13 @@ function answerUnparsableRequest(error: Error & { code?: string }, socket: Socke
   }
   const message = error.code === 'HPE_HEADER_OVERFLOW' ? 'Request headers are too large' : 'Malformed HTTP request';
   const body = JSON.stringify(new ApiError('VALIDATION_FAILED', message).body);
-  socket.end(
-    'HTTP/1.1 400 Bad Request\r\n' +
-      'Content-Type: application/json; charset=utf-8\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      'Cache-Control: no-store\r\n' +
-      'X-Content-Type-Options: nosniff\r\n' +
-      `X-Request-Id: ${randomUUID()}\r\n` +
-      'Connection: close\r\n\r\n' +
-      body,
-  );
+  const headers = {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    ...HYGIENE_HEADERS,
+    'x-request-id': randomUUID(),
+    connection: 'close',
+  };
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.end(`HTTP/1.1 400 Bad Request\r\n${head}\r\n${body}`);
 }

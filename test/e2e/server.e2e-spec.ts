@@ -57,7 +57,8 @@ describe('the server process (node dist/main.js)', () => {
     const answer = await rawHttp(server.baseUrl, raw);
 
     expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
-    expect(answer).toContain('X-Content-Type-Options: nosniff');
+    expect(answer.toLowerCase()).toContain('x-content-type-options: nosniff');
+    expect(answer.toLowerCase()).toContain('cache-control: no-store');
     expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ code: 'VALIDATION_FAILED', message, status: 400 });
     expect((await fetch(`${server.baseUrl}/health/live`)).status).toBe(200);
   });

@@ -36,8 +36,7 @@ export function isPetName(value: unknown): boolean {
   if (typeof value !== 'string' || value.trim() === '' || value.includes('\u0000') || !value.isWellFormed()) {
     return false;
   }
-  const characters = [...value].length;
-  return characters >= 1 && characters <= 255;
+  return [...value].length <= 255;
 }
 
 export function IsPetName(options: ValidationOptions): PropertyDecorator {

@@ -2,9 +2,8 @@ import type { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiKeyGuard } from '../../../src/auth/api-key.guard.js';
-import { WWW_AUTHENTICATE } from '../../../src/common/api-error.js';
 import { Public } from '../../../src/auth/public.decorator.js';
-import { ApiError } from '../../../src/common/api-error.js';
+import { ApiError, WWW_AUTHENTICATE } from '../../../src/common/api-error.js';
 
 const httpContext = (headers: Record<string, string | undefined>) =>
   ({ switchToHttp: () => ({ getRequest: () => ({ headers }) }) }) as unknown as ExecutionContext;
