@@ -1,0 +1,29 @@
+// Runs one autocannon load (spec as JSON on stdin) and prints the summary as JSON; started pinned by load.mjs.
+import autocannon from 'autocannon';
+import { text } from 'node:stream/consumers';
+
+const spec = JSON.parse(await text(process.stdin));
+const [before, after] = spec.path.split('{id}');
+const randomPath = () => `${before}${1 + Math.floor(Math.random() * spec.maxId)}${after}`;
+
+const result = await autocannon({
+  url: spec.origin,
+  connections: spec.connections,
+  duration: spec.seconds,
+  timeout: 10,
+  requests: [{
+    method: spec.method,
+    headers: spec.headers,
+    body: spec.body,
+    setupRequest: (request) => ({ ...request, path: after === undefined ? spec.path : randomPath() }),
+  }],
+});
+
+const requests = result.requests.total;
+process.stdout.write(JSON.stringify({
+  requests,
+  rps: requests / (result.duration || spec.seconds),
+  p50Ms: result.latency.p50,
+  p99Ms: result.latency.p99,
+  errors: result.errors + result.timeouts + result.non2xx,
+}));

@@ -1,0 +1,62 @@
+// Prepares the data a run starts from: a migrated database with N pets and one API key created
+// through the service's own key store (the `apikey` CLI), so both contenders verify a real hashed key.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+
+const STATUS_OF_ROW = `CASE i % 4 WHEN 0 THEN 'available' WHEN 1 THEN 'pending' WHEN 2 THEN 'sold' END`;
+
+/** A seeded SQLite file that every server start copies, so each contender begins from the same bytes. */
+export function prepareSqlite({ dir, rows }) {
+  const template = join(dir, 'seed.sqlite');
+  const key = createKey(`sqlite:${template}`);
+  const db = new Database(template);
+  db.prepare(`
+    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+    INSERT INTO pets (name, category_id, status) SELECT 'pet ' || i, 1 + i % 100, ${STATUS_OF_ROW} FROM n`).run(rows);
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+
+  let copies = 0;
+  return {
+    key,
+    /** A fresh copy of the seeded file for one server start. */
+    freshCopy() {
+      const path = join(dir, `run-${++copies}.sqlite`);
+      copyFileSync(template, path);
+      return path;
+    },
+    discard(path) {
+      for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
+    },
+  };
+}
+
+/** Empties a dedicated PostgreSQL database (its name must contain "bench") and seeds it. */
+export async function preparePostgres({ url, rows }) {
+  const name = new URL(url).pathname.slice(1);
+  if (!name.includes('bench')) throw new Error(`--pg: refusing to wipe database "${name}"; use one whose name contains "bench"`);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
+    const key = createKey(url); // migrates the empty schema first
+    await client.query(`
+      INSERT INTO pets (name, category_id, status)
+      SELECT 'pet ' || i, 1 + i % 100, ${STATUS_OF_ROW} FROM generate_series(1, $1) AS i`, [rows]);
+    await client.query('VACUUM ANALYZE pets');
+    return { key };
+  } finally {
+    await client.end();
+  }
+}
+
+function createKey(databaseUrl) {
+  const output = execFileSync(process.execPath, ['dist/auth/apikey.cli.js', 'create', 'bench'], {
+    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
+    encoding: 'utf8',
+  });
+  return output.trim();
+}

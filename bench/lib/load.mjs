@@ -1,0 +1,90 @@
+// Drives HTTP load from its own process pinned to CPU 1, so the load generator never competes with
+// the server (pinned to CPU 0). wrk (C, cheap per request) when installed, else autocannon from npm.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cpuPin } from './cpu.mjs';
+
+const AUTOCANNON_WORKER = fileURLToPath(new URL('./autocannon-worker.mjs', import.meta.url));
+
+export const loadGenerator = hasWrk() ? 'wrk' : 'autocannon';
+
+/**
+ * @param {object} spec
+ * @param {string} spec.origin       e.g. http://127.0.0.1:4100
+ * @param {'GET'|'POST'} spec.method
+ * @param {string} spec.path         fixed path, or with `{id}` replaced per request by a random id in 1..maxId
+ * @param {number} [spec.maxId]
+ * @param {Record<string,string>} spec.headers
+ * @param {string} [spec.body]
+ * @param {number} spec.connections
+ * @param {number} spec.seconds
+ * @returns {Promise<{requests:number, rps:number, p50Ms:number, p99Ms:number, errors:number}>}
+ */
+export function runLoad(spec) {
+  return loadGenerator === 'wrk' ? runWrk(spec) : runAutocannon(spec);
+}
+
+function hasWrk() {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch (error) {
+    // wrk --version exits 1 after printing its version; only a missing binary is ENOENT.
+    return error.code !== 'ENOENT';
+  }
+}
+
+async function runWrk(spec) {
+  // wrk loads the script once per Lua state (main + each thread), so it has to be a real file.
+  const dir = mkdtempSync(join(tmpdir(), 'bench-wrk-'));
+  const script = join(dir, 'load.lua');
+  writeFileSync(script, wrkScript(spec));
+  const args = ['-t1', `-c${spec.connections}`, `-d${spec.seconds}s`, '--timeout', '10s', '-s', script, spec.origin];
+  const output = await runPinned('wrk', args, '').finally(() => rmSync(dir, { recursive: true, force: true }));
+  const line = output.split('\n').find((l) => l.startsWith('BENCH_JSON '));
+  if (!line) throw new Error(`wrk printed no summary:\n${output}`);
+  return JSON.parse(line.slice('BENCH_JSON '.length));
+}
+
+function wrkScript({ method, path, maxId, headers, body }) {
+  const lua = JSON.stringify; // JSON string literals are valid Lua string literals for our ASCII inputs
+  const headerLines = Object.entries(headers).map(([name, value]) => `wrk.headers[${lua(name)}] = ${lua(value)}`);
+  const [before, after] = path.split('{id}');
+  const request = after === undefined
+    // Formatted in init, once wrk has added the Host header (HTTP/1.1 requests without one get a 400).
+    ? `local req\ninit = function() req = wrk.format(nil, ${lua(path)}) end\nrequest = function() return req end`
+    : `request = function() return wrk.format(nil, ${lua(before)} .. math.random(1, ${maxId}) .. ${lua(after)}) end`;
+  return `
+wrk.method = ${lua(method)}
+${body === undefined ? '' : `wrk.body = ${lua(body)}`}
+${headerLines.join('\n')}
+${request}
+done = function(summary, latency, requests)
+  local e = summary.errors
+  local seconds = summary.duration / 1e6
+  io.write(string.format('BENCH_JSON {"requests":%d,"rps":%.1f,"p50Ms":%.3f,"p99Ms":%.3f,"errors":%d}\\n',
+    summary.requests, summary.requests / seconds, latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    e.connect + e.read + e.write + e.status + e.timeout))
+end
+`;
+}
+
+async function runAutocannon(spec) {
+  const output = await runPinned(process.execPath, [AUTOCANNON_WORKER], JSON.stringify(spec));
+  return JSON.parse(output);
+}
+
+function runPinned(command, args, stdin) {
+  const [file, ...pinnedArgs] = cpuPin(1, command, args);
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, pinnedArgs, { stdio: ['pipe', 'pipe', 'inherit'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`${command} exited ${code}:\n${output}`))));
+    child.stdin.end(stdin);
+  });
+}

@@ -1,0 +1,57 @@
+// Starts the service or the reference as a real production process pinned to CPU 0, and measures
+// what only the process itself can tell: time from spawn to a 200 on /health/ready, and peak RSS.
+import { spawn } from 'node:child_process';
+import { openSync, closeSync, readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cpuPin } from './cpu.mjs';
+
+const READY_TIMEOUT_MS = 30_000;
+
+/**
+ * @param {object} options
+ * @param {string} options.name         label for errors
+ * @param {string} options.entry        script run with node
+ * @param {Record<string,string>} options.env
+ * @param {number} options.port
+ * @param {string} options.logFile      stdout and stderr go here (a pipe to us would cost our CPU)
+ */
+export async function startServer({ name, entry, env, port, logFile }) {
+  const log = openSync(logFile, 'a');
+  const [file, ...args] = cpuPin(0, process.execPath, [entry]);
+  const startedAt = performance.now();
+  const child = spawn(file, args, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', log, log] });
+  closeSync(log);
+  let exited = false;
+  child.on('exit', () => (exited = true));
+
+  const origin = `http://127.0.0.1:${port}`;
+  while (!(await isReady(origin))) {
+    if (exited) throw new Error(`${name} exited during start; see ${logFile}`);
+    if (performance.now() - startedAt > READY_TIMEOUT_MS) throw new Error(`${name} not ready after 30 s; see ${logFile}`);
+    await sleep(5);
+  }
+  const coldStartMs = performance.now() - startedAt;
+
+  return {
+    origin,
+    coldStartMs,
+    /** VmHWM: the kernel's high-water mark of resident memory since the process started. */
+    peakRssMb: () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) / 1024,
+    stop: async () => {
+      if (exited) throw new Error(`${name} died during the run; see ${logFile}`);
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
+}
+
+async function isReady(origin) {
+  try {
+    const response = await fetch(`${origin}/health/ready`);
+    await response.arrayBuffer();
+    return response.status === 200;
+  } catch {
+    return false;
+  }
+}

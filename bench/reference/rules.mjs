@@ -1,0 +1,193 @@
+// Wire rules of the Animal Store API, hand-written: what the service gets from class-validator,
+// its validation pipe and src/common, with byte-identical messages. Each function returns the
+// error message (a string) or undefined when the input is acceptable.
+
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+export const STATUSES = ['available', 'pending', 'sold'];
+
+// Messages, as src/pets/dto/* build them with expecting().
+const NAME_MUST = 'name must be a string of 1 to 255 characters, not only whitespace, without U+0000';
+const CATEGORY_ID_MUST = `categoryId must be a JSON integer from 1 to ${MAX_ID}`;
+const BODY_STATUS_MUST = 'status must be one of available, pending, sold (or absent)';
+const LIMIT_MUST = `limit must be a decimal integer from 1 to ${MAX_PAGE_SIZE}`;
+const QUERY_STATUS_MUST = 'status must be one of available, pending, sold';
+const CURSOR_MUST = 'cursor must be a cursor taken from a Link rel="next" header';
+export const PET_ID_ERROR = `petId must be a decimal integer from 1 to ${MAX_ID}`;
+
+/** Status code and fixed meaning of every error code (src/common/error-codes.ts). */
+export const ERROR_CODES = {
+  VALIDATION_FAILED: { status: 400, meaning: 'A parameter or the body is invalid; the message names the field.' },
+  MALFORMED_JSON: { status: 400, meaning: 'The request body is not parsable JSON.' },
+  UNAUTHORIZED: { status: 401, meaning: 'The API key is missing, malformed, unknown or revoked.' },
+  NOT_FOUND: { status: 404, meaning: 'No pet with that id, or no such route.' },
+  METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists but not with this method; see the Allow header.' },
+  IDEMPOTENCY_CONFLICT: { status: 409, meaning: 'A request with the same Idempotency-Key is still in flight.' },
+  PAYLOAD_TOO_LARGE: { status: 413, meaning: 'The request body exceeds the configured size limit.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'The request body is not application/json.' },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, meaning: 'The Idempotency-Key was already used with a different body.' },
+  RATE_LIMITED: { status: 429, meaning: 'The API key exceeded its request budget; retry after Retry-After seconds.' },
+  INTERNAL_ERROR: { status: 500, meaning: 'An unexpected error; nothing about it is exposed.' },
+  SERVICE_UNAVAILABLE: { status: 503, meaning: 'The database is unreachable; retry later.' },
+};
+
+/** The Error body, serialised as Fastify's default serializer would (JSON.stringify). */
+export function errorBody(code, message) {
+  return JSON.stringify({ code, message, status: ERROR_CODES[code].status });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Body of createPet
+
+/** Bodies are flat objects; the service refuses deeper nesting while parsing (http/request-body.ts). */
+export const MAX_JSON_DEPTH = 32;
+
+/** Depth of arrays and objects, iterative like the service's, so no input can exhaust the stack. */
+export function nestingDepth(root) {
+  if (typeof root !== 'object' || root === null) return 0;
+  // Fast path for the usual body: an object or array of scalars is depth 1.
+  let flat = true;
+  for (const key in root) {
+    const child = root[key];
+    if (typeof child === 'object' && child !== null) {
+      flat = false;
+      break;
+    }
+  }
+  if (flat) return 1;
+  let deepest = 0;
+  const pending = [root];
+  const depths = [0];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    const depth = depths.pop();
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth + 1 > deepest) deepest = depth + 1;
+    if (deepest > MAX_JSON_DEPTH) break;
+    for (const child of Object.values(value)) {
+      pending.push(child);
+      depths.push(depth + 1);
+    }
+  }
+  return deepest;
+}
+
+/**
+ * The validation pipe's shape check (assertPlainObject) for `where` = request body / query string /
+ * path: an object, and no key that class-transformer would treat specially (own keys named like
+ * Object.prototype members, __proto__ included).
+ */
+function shapeError(value, where) {
+  if (value === undefined || value === null) return `${where} is required: expected a JSON object`;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    return `${where} must be a JSON object, not ${Array.isArray(value) ? 'an array' : typeof value}`;
+  }
+  for (const key of Object.keys(value)) if (key in Object.prototype) return `${key} is not a known field`;
+  return undefined;
+}
+
+/** api-decisions §4 name rule (field-rules.ts isPetName): 1–255 code points, not blank, storable. */
+function isPetName(value) {
+  if (typeof value !== 'string' || value.trim() === '' || value.includes('\u0000') || !value.isWellFormed()) return false;
+  if (value.length <= 255) return true; // code points never outnumber UTF-16 units
+  if (value.length > 510) return false; // a code point is at most two units
+  let codePoints = 0;
+  for (const _ of value) if (++codePoints > 255) return false;
+  return true;
+}
+
+function isId(value) {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_ID;
+}
+
+/**
+ * createPet body rules. Order of messages as class-validator reports them: unknown fields first
+ * (in body order), then name, categoryId, status; joined with "; ".
+ */
+export function newPetError(body) {
+  const shape = shapeError(body, 'request body');
+  if (shape !== undefined) return shape;
+  let message;
+  for (const key in body) {
+    if (key !== 'name' && key !== 'categoryId' && key !== 'status') message = join(message, `${key} is not a known field`);
+  }
+  const { name, categoryId, status } = body;
+  if (!isPetName(name)) message = join(message, name === undefined ? 'name is required' : NAME_MUST);
+  if (!isId(categoryId)) message = join(message, categoryId === undefined ? 'categoryId is required' : CATEGORY_ID_MUST);
+  if (status !== undefined && !STATUSES.includes(status)) message = join(message, BODY_STATUS_MUST);
+  return message;
+}
+
+function join(message, more) {
+  return message === undefined ? more : `${message}; ${more}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Query of listPets and path of getPet
+
+/** field-rules.ts decimalInteger: a canonical decimal becomes a number, anything else stays as it came. */
+function decimalInteger(value) {
+  return typeof value === 'string' && /^(0|[1-9]\d{0,15})$/.test(value) ? Number(value) : value;
+}
+
+/**
+ * listPets query rules. Returns `{ error }` or the parsed `{ limit, status, afterId }`.
+ * The query object comes from Fastify's parser (repeated parameters become arrays).
+ */
+export function parseListQuery(query) {
+  const shape = shapeError(query, 'query string');
+  if (shape !== undefined) return { error: shape };
+  let message;
+  for (const key in query) {
+    if (key !== 'limit' && key !== 'status' && key !== 'cursor') message = join(message, `${key} is not a known field`);
+  }
+  let limit = DEFAULT_PAGE_SIZE;
+  const rawLimit = query.limit;
+  if (rawLimit !== undefined) {
+    limit = decimalInteger(rawLimit);
+    if (!(typeof limit === 'number' && limit >= 1 && limit <= MAX_PAGE_SIZE)) {
+      message = join(message, Array.isArray(rawLimit) ? 'limit must be given at most once' : LIMIT_MUST);
+    }
+  }
+  const status = query.status;
+  if (status !== undefined && !STATUSES.includes(status)) {
+    message = join(message, Array.isArray(status) ? 'status must be given at most once' : QUERY_STATUS_MUST);
+  }
+  let afterId = 0;
+  const cursor = query.cursor;
+  if (cursor !== undefined) {
+    afterId = typeof cursor === 'string' ? decodeCursor(cursor) : undefined;
+    if (afterId === undefined) message = join(message, Array.isArray(cursor) ? 'cursor must be given at most once' : CURSOR_MUST);
+  }
+  return message === undefined ? { limit, status, afterId } : { error: message };
+}
+
+/** getPet path rule: the id as a number, or undefined when malformed (then PET_ID_ERROR). */
+export function parsePetId(petId) {
+  const id = decimalInteger(petId);
+  return isId(id) ? id : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keyset cursor (src/pets/page-cursor.ts): base64url of `after:<id>`, canonical encoding only.
+
+export function encodeCursor(lastId) {
+  return Buffer.from(`after:${lastId}`).toString('base64url');
+}
+
+export function decodeCursor(cursor) {
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(cursor)) return undefined;
+  const match = /^after:([1-9]\d{0,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
+  const lastId = match ? Number(match[1]) : NaN;
+  return Number.isSafeInteger(lastId) && encodeCursor(lastId) === cursor ? lastId : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Serialisation of Pet: the key order and omissions of PetDto, as JSON.stringify would write it.
+
+export function petJson(id, name, categoryId, status) {
+  return status === null
+    ? `{"id":${id},"name":${JSON.stringify(name)},"categoryId":${categoryId}}`
+    : `{"id":${id},"name":${JSON.stringify(name)},"categoryId":${categoryId},"status":"${status}"}`;
+}

@@ -1,0 +1,359 @@
+// Reference implementation of the Animal Store API for the benchmark: the same three operations with
+// the same wire semantics as the service (src/), on bare Fastify + better-sqlite3, no framework or
+// ORM in between. It is the ceiling the service is raced against (bench/run.mjs), so every choice
+// here is "the fastest thing that is still byte-identical on the wire".
+//
+//   PORT=3001 DATABASE_PATH=data/animal-store.sqlite node bench/reference/server.mjs
+//
+// Env: PORT (default 3001), HOST (127.0.0.1), DATABASE_PATH (a file the service already migrated),
+// BODY_LIMIT_BYTES (16384), LOG_LEVEL (info). The parity test is test/e2e/reference-parity.e2e-spec.ts.
+import Fastify, { LogController } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import {
+  encodeCursor,
+  errorBody,
+  ERROR_CODES,
+  MAX_JSON_DEPTH,
+  nestingDepth,
+  newPetError,
+  parseListQuery,
+  parsePetId,
+  PET_ID_ERROR,
+  petJson,
+} from './rules.mjs';
+import { isDatabaseUnavailable, openStore } from './store.mjs';
+
+const HOST = process.env.HOST || '127.0.0.1';
+const PORT = integerFromEnv('PORT', 3001);
+const DATABASE_PATH = process.env.DATABASE_PATH;
+const BODY_LIMIT_BYTES = integerFromEnv('BODY_LIMIT_BYTES', 16384);
+const LOG_LEVEL = process.env.LOG_LEVEL || 'info';
+if (!DATABASE_PATH) fail('DATABASE_PATH must name the SQLite file of a migrated service');
+
+function integerFromEnv(name, fallback) {
+  const value = process.env[name];
+  if (value === undefined || value === '') return fallback;
+  if (!/^\d+$/.test(value)) fail(`${name} must be a non-negative integer (got ${JSON.stringify(value)})`);
+  return Number(value);
+}
+
+function fail(message) {
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const PETS_PATH = '/v1/pets';
+const WWW_AUTHENTICATE = 'Bearer realm="animal-store"';
+
+/** getPet's deprecation headers (pets.controller.ts), on every response of that route. */
+const DEPRECATION = {
+  deprecation: `@${Math.floor(Date.parse('2026-11-21T00:00:00Z') / 1000)}`,
+  sunset: new Date('2030-12-05T00:00:00Z').toUTCString(),
+  link: `<${PETS_PATH}>; rel="successor-version"`,
+};
+
+/** An incoming X-Request-Id is echoed only when it is short and plain (http-adapter.ts). */
+const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+// Error bodies that never vary, serialised once.
+const MISSING_KEY = errorBody('UNAUTHORIZED', 'Missing API key: send it as "Authorization: Bearer <API_KEY>"');
+const INVALID_KEY = errorBody('UNAUTHORIZED', 'Invalid API key');
+const NO_SUCH_ROUTE = errorBody('NOT_FOUND', 'No such route');
+const MALFORMED_URL = errorBody('VALIDATION_FAILED', 'The request URL is malformed');
+const BAD_PET_ID = errorBody('VALIDATION_FAILED', PET_ID_ERROR);
+const INTERNAL_ERROR = errorBody('INTERNAL_ERROR', 'Internal server error');
+const UNAVAILABLE = errorBody('SERVICE_UNAVAILABLE', 'The service is unavailable; retry later');
+const DATABASE_UNAVAILABLE = errorBody('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later');
+
+/** A body the parser refused: reported only after authentication, as the service does. */
+class RejectedBody {
+  constructor(status, body) {
+    this.status = status;
+    this.body = body;
+  }
+}
+const UNSUPPORTED_MEDIA_TYPE = new RejectedBody(415, errorBody('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json'));
+const MALFORMED_JSON = new RejectedBody(400, errorBody('MALFORMED_JSON', 'Request body is not valid JSON'));
+const TOO_DEEP = new RejectedBody(
+  400,
+  errorBody('VALIDATION_FAILED', `request body must not nest more than ${MAX_JSON_DEPTH} levels deep`),
+);
+
+const store = openStore(DATABASE_PATH);
+
+// The service's logger (src/logging/logger.ts), redaction included: the same work per line, and
+// the same asynchronous writes, so a request never waits for stdout.
+const logDestination = pino.destination({ sync: false });
+const logger = pino(
+  {
+    level: LOG_LEVEL,
+    base: undefined,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    redact: {
+      paths: ['authorization', 'headers.authorization', 'req.headers.authorization', 'apiKey', '*.apiKey'],
+      censor: '[redacted]',
+    },
+  },
+  logDestination,
+);
+
+/** One line per request when it completes: the service's RequestLogController. */
+class RequestLog extends LogController {
+  constructor() {
+    super({ requestIdLogLabel: 'requestId' });
+  }
+
+  incomingRequest() {}
+
+  requestCompleted(error, request, reply) {
+    const line = {
+      method: request.method,
+      route: request.routeOptions.url ?? null,
+      status: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 100) / 100,
+    };
+    if (error) request.log.error({ ...line, err: error }, 'request');
+    else request.log.info(line, 'request');
+  }
+}
+const requestLog = new RequestLog();
+
+let closing = false;
+
+const app = Fastify({
+  loggerInstance: logger,
+  logController: requestLog,
+  bodyLimit: BODY_LIMIT_BYTES,
+  requestIdHeader: false,
+  genReqId: (raw) => {
+    const incoming = raw.headers['x-request-id'];
+    return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  },
+  // Same router limits as the service, so over-long ids fail the same way.
+  routerOptions: { maxParamLength: 256 },
+  return503OnClosing: false,
+  // A URL the router cannot take (bad percent-encoding, over-long segment): runs before routing.
+  frameworkErrors: (_error, request, reply) => {
+    reply.raw.once('finish', () => requestLog.requestCompleted(null, request, reply));
+    send(request, reply, 400, MALFORMED_URL);
+  },
+  clientErrorHandler: answerUnparsableRequest,
+});
+
+// ---------------------------------------------------------------------------------------------
+// Responses
+
+/** Every response leaves through here: status, JSON body and the hygiene headers (§11). */
+function send(request, reply, status, body) {
+  reply.code(status);
+  reply.header('content-type', JSON_TYPE);
+  reply.header('cache-control', 'no-store');
+  reply.header('x-content-type-options', 'nosniff');
+  reply.header('x-request-id', request.id);
+  if (closing) reply.header('connection', 'close');
+  return reply.send(body);
+}
+
+function sendGetPet(request, reply, status, body) {
+  reply.header('deprecation', DEPRECATION.deprecation);
+  reply.header('sunset', DEPRECATION.sunset);
+  reply.header('link', DEPRECATION.link);
+  return send(request, reply, status, body);
+}
+
+function unauthorized(request, reply, body, sender) {
+  reply.header('www-authenticate', WWW_AUTHENTICATE);
+  return sender(request, reply, 401, body);
+}
+
+/**
+ * The key check of the service's guard + passport-http-bearer: the header must be exactly
+ * "<scheme> <token>" (one space), the scheme Bearer in any case. Returns the 401 body or undefined.
+ */
+function authError(request) {
+  const header = request.headers.authorization;
+  if (header === undefined) return MISSING_KEY;
+  if (header.length < 8 || header.charCodeAt(6) !== 32 || header.indexOf(' ', 7) !== -1) return INVALID_KEY;
+  if (!/^Bearer$/i.test(header.slice(0, 6))) return INVALID_KEY;
+  return store.authenticate(header.slice(7)) ? undefined : INVALID_KEY;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Body parsing: application/json only. Refusals are carried to the handler (RejectedBody), so a
+// request without a valid key gets 401 before any 400/415, exactly as in the service.
+
+app.removeAllContentTypeParsers();
+app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  if (body.length === 0) return done(null, undefined);
+  let value;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return done(null, MALFORMED_JSON);
+  }
+  done(null, nestingDepth(value) > MAX_JSON_DEPTH ? TOO_DEEP : value);
+});
+app.addContentTypeParser('*', (_request, _payload, done) => done(null, UNSUPPORTED_MEDIA_TYPE));
+
+// ---------------------------------------------------------------------------------------------
+// Routes
+
+app.get(PETS_PATH, (request, reply) => {
+  const denied = authError(request);
+  if (denied !== undefined) return unauthorized(request, reply, denied, send);
+  const query = parseListQuery(request.query);
+  if (query.error !== undefined) return send(request, reply, 400, errorBody('VALIDATION_FAILED', query.error));
+  const { limit, status } = query;
+  // One row more than asked says whether a next page exists, without a count.
+  const rows = store.page(query.afterId, status, limit + 1);
+  const count = Math.min(rows.length, limit);
+  let body = '[';
+  for (let i = 0; i < count; i++) {
+    const row = rows[i];
+    if (i > 0) body += ',';
+    body += petJson(row[0], row[1], row[2], row[3]);
+  }
+  body += ']';
+  if (rows.length > limit) {
+    const statusParam = status === undefined ? '' : `&status=${status}`;
+    reply.header('link', `<${PETS_PATH}?limit=${limit}${statusParam}&cursor=${encodeCursor(rows[limit - 1][0])}>; rel="next"`);
+  }
+  return send(request, reply, 200, body);
+});
+
+app.post(PETS_PATH, (request, reply) => {
+  const denied = authError(request);
+  if (denied !== undefined) return unauthorized(request, reply, denied, send);
+  const pet = request.body;
+  if (pet instanceof RejectedBody) return send(request, reply, pet.status, pet.body);
+  const invalid = newPetError(pet);
+  if (invalid !== undefined) return send(request, reply, 400, errorBody('VALIDATION_FAILED', invalid));
+  const status = pet.status ?? null;
+  const id = store.insert(pet.name, pet.categoryId, status);
+  return send(request, reply, 201, petJson(id, pet.name, pet.categoryId, status));
+});
+
+app.get(`${PETS_PATH}/:petId`, (request, reply) => {
+  // The router matches "/v1/pets/" with an empty petId; Nest's adapter sends that to the 404 handler.
+  if (request.params.petId === '') return reply.callNotFound();
+  const denied = authError(request);
+  if (denied !== undefined) return unauthorized(request, reply, denied, sendGetPet);
+  const id = parsePetId(request.params.petId);
+  if (id === undefined) return sendGetPet(request, reply, 400, BAD_PET_ID);
+  const row = store.byId(id);
+  if (row === undefined) return sendGetPet(request, reply, 404, errorBody('NOT_FOUND', `No pet with id ${id}`));
+  return sendGetPet(request, reply, 200, petJson(row[0], row[1], row[2], row[3]));
+});
+
+// Public probes, as the service's health controller (only the readiness contract matters here).
+app.get('/health/live', (request, reply) => send(request, reply, 200, '{"status":"ok"}'));
+app.get('/health/ready', (request, reply) => {
+  const startedAt = Date.now();
+  try {
+    store.ping();
+  } catch {
+    reply.header('retry-after', '1');
+    return send(request, reply, 503, UNAVAILABLE);
+  }
+  const database = `{"status":"up","responseTime":${Date.now() - startedAt}}`;
+  return send(request, reply, 200, `{"status":"ok","info":{"database":${database}},"error":{},"details":{"database":${database}}}`);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Unmatched routes and errors (the service's AllExceptionsFilter)
+
+/** Methods served on a raw path, as the service's RouteTable lists them (HEAD comes with GET). */
+function allowedMethods(path) {
+  if (path === PETS_PATH) return 'GET, HEAD, POST';
+  if (path.startsWith('/v1/pets/') && path.indexOf('/', 9) === -1 && path.length > 9) return 'GET, HEAD';
+  if (path === '/health/live' || path === '/health/ready') return 'GET, HEAD';
+  return undefined;
+}
+
+app.setNotFoundHandler((request, reply) => {
+  const allow = allowedMethods(request.url.split('?', 1)[0]);
+  if (allow === undefined || allow.split(', ').includes(request.method)) return send(request, reply, 404, NO_SUCH_ROUTE);
+  reply.header('allow', allow);
+  const message = `Method ${request.method} is not allowed here; use ${allow}`;
+  return send(request, reply, 405, errorBody('METHOD_NOT_ALLOWED', message));
+});
+
+/** The §5 error for a bare status, as error-mapping.ts picks it: the first code with that status. */
+const CODE_FOR_STATUS = new Map(
+  Object.keys(ERROR_CODES)
+    .reverse()
+    .map((code) => [ERROR_CODES[code].status, code]),
+);
+const FIXED_MESSAGES = {
+  VALIDATION_FAILED: 'The request is malformed',
+  UNAUTHORIZED: 'Invalid API key',
+  NOT_FOUND: 'The requested resource could not be found',
+  UNSUPPORTED_MEDIA_TYPE: 'Content-Type must be application/json',
+};
+
+// Errors Fastify raises while reading a request (body too large, bad Content-Length...) and bugs.
+app.setErrorHandler((error, request, reply) => {
+  const sender = request.routeOptions.url === `${PETS_PATH}/:petId` ? sendGetPet : send;
+  const status = error?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    const code = CODE_FOR_STATUS.get(status) ?? 'VALIDATION_FAILED';
+    if (code === 'UNAUTHORIZED') return unauthorized(request, reply, INVALID_KEY, sender);
+    const message = code === 'PAYLOAD_TOO_LARGE' ? `Request body exceeds ${BODY_LIMIT_BYTES} bytes` : (FIXED_MESSAGES[code] ?? ERROR_CODES[code].meaning);
+    return sender(request, reply, ERROR_CODES[code].status, errorBody(code, message));
+  }
+  // A 5xx: logged with its cause, which never reaches the client.
+  request.log.error({ err: error }, 'request failed');
+  if (status === 503 || isDatabaseUnavailable(error)) {
+    reply.header('retry-after', '1');
+    return sender(request, reply, 503, status === 503 ? UNAVAILABLE : DATABASE_UNAVAILABLE);
+  }
+  return sender(request, reply, 500, INTERNAL_ERROR);
+});
+
+/**
+ * Bytes Node's HTTP parser rejects never become a request; they still get the Error body
+ * (http-adapter.ts answerUnparsableRequest). A client that stopped sending is just disconnected.
+ */
+function answerUnparsableRequest(error, socket) {
+  if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const message = error.code === 'HPE_HEADER_OVERFLOW' ? 'Request headers are too large' : 'Malformed HTTP request';
+  const body = errorBody('VALIDATION_FAILED', message);
+  const headers = {
+    'content-type': JSON_TYPE,
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'x-request-id': randomUUID(),
+    connection: 'close',
+  };
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.end(`HTTP/1.1 400 Bad Request\r\n${head}\r\n${body}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Start and stop
+
+for (const signal of ['SIGTERM', 'SIGINT']) {
+  process.once(signal, () => {
+    closing = true; // responses still in flight close their connection
+    setTimeout(() => process.exit(1), 10_000).unref();
+    app.close().then(
+      () => {
+        store.close();
+        logDestination.flushSync(); // the last request lines, before exit drops them
+        process.exit(0);
+      },
+      () => process.exit(1),
+    );
+  });
+}
+
+await app.listen({ port: PORT, host: HOST });
+const { port } = app.server.address();
+process.stderr.write(`reference listening on http://${HOST}:${port}\n`);

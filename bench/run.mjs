@@ -1,0 +1,132 @@
+// npm run bench -- [--rows N] [--pg URL] [--scale] [--rounds N] [--seconds S] [--warmup S] [--connections C]
+//
+// Races the real service against bench/reference (same API on bare Fastify + better-sqlite3) in
+// alternating rounds (A B A B A B) and reports medians of the per-round service/reference ratios.
+// --pg runs the service alone on PostgreSQL; --scale compares a deep page with page 1 on the service.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { prepareSqlite, preparePostgres } from './lib/data.mjs';
+import { loadGenerator, runLoad } from './lib/load.mjs';
+import { pinning } from './lib/cpu.mjs';
+import { printReport, summarize } from './lib/report.mjs';
+import { startServer } from './lib/servers.mjs';
+
+const { values: opts } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '10000' },
+    pg: { type: 'string' },
+    scale: { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '32' },
+  },
+});
+const rows = positiveInteger('--rows', opts.rows, 100);
+const rounds = positiveInteger('--rounds', opts.rounds, 1);
+const seconds = positiveInteger('--seconds', opts.seconds, 1);
+const warmup = positiveInteger('--warmup', opts.warmup, 0);
+const connections = positiveInteger('--connections', opts.connections, 1);
+const engine = opts.pg ? 'postgres' : 'sqlite';
+
+const CONTENDERS = {
+  service: { entry: 'dist/main.js', port: 43100 },
+  reference: { entry: 'bench/reference/server.mjs', port: 43101 },
+};
+// The reference is SQLite-only by design, and --scale is a property of the service alone.
+const contenders = opts.pg || opts.scale ? ['service'] : ['service', 'reference'];
+
+process.stderr.write('building the service…\n');
+execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+
+const workDir = mkdtempSync(join(tmpdir(), 'animal-store-bench-'));
+process.stderr.write(`seeding ${rows.toLocaleString('en')} pets on ${engine}…\n`);
+const data = opts.pg ? await preparePostgres({ url: opts.pg, rows }) : prepareSqlite({ dir: workDir, rows });
+const scenarios = defineScenarios({ rows, key: data.key, scale: opts.scale });
+
+const runs = [];
+try {
+  for (let round = 1; round <= rounds; round++) {
+    for (const contender of contenders) {
+      runs.push(await runContender(contender, round));
+    }
+  }
+} catch (error) {
+  process.stderr.write(`\nbench failed: ${error.message}\nlogs kept in ${workDir}\n`);
+  process.exit(1);
+}
+rmSync(workDir, { recursive: true, force: true });
+
+const result = {
+  startedAt: new Date().toISOString(),
+  machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version },
+  setup: { engine, rows, rounds, seconds, warmup, connections, loadGenerator, pinning, scale: opts.scale },
+  runs,
+  summary: summarize(runs, scenarios.map((s) => s.name), { pg: opts.pg, scale: opts.scale, connections }),
+};
+printReport(result);
+mkdirSync('bench/results', { recursive: true });
+const file = join('bench/results', `${result.startedAt.replace(/[:.]/g, '-')}.json`);
+writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+process.stderr.write(`\nwrote ${file}\n`);
+
+async function runContender(contender, round) {
+  const { entry, port } = CONTENDERS[contender];
+  const sqlitePath = opts.pg ? undefined : data.freshCopy();
+  const env = {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'info',
+    HOST: '127.0.0.1',
+    DATABASE_URL: opts.pg ?? `sqlite:${sqlitePath}`,
+    DATABASE_PATH: sqlitePath ?? '',
+  };
+  process.stderr.write(`round ${round}/${rounds} ${contender}: `);
+  const server = await startServer({ name: contender, entry, env, port, logFile: join(workDir, `${contender}-${round}.log`) });
+  const measurements = {};
+  for (const scenario of scenarios) {
+    const load = { ...scenario.request, origin: server.origin, connections };
+    if (warmup > 0) await runLoad({ ...load, seconds: warmup });
+    measurements[scenario.name] = await runLoad({ ...load, seconds });
+    process.stderr.write(`${scenario.name} ${Math.round(measurements[scenario.name].rps)}/s  `);
+  }
+  const peakRssMb = server.peakRssMb();
+  await server.stop();
+  if (sqlitePath) data.discard(sqlitePath);
+  process.stderr.write(`(ready in ${Math.round(server.coldStartMs)} ms, peak RSS ${Math.round(peakRssMb)} MB)\n`);
+  return { contender, round, coldStartMs: server.coldStartMs, peakRssMb, scenarios: measurements };
+}
+
+function defineScenarios({ rows, key, scale }) {
+  const headers = { Authorization: `Bearer ${key}` };
+  // Near the end of the table, yet a full page with a next link: the worst case for OFFSET paging.
+  const deepCursor = Buffer.from(`after:${rows - 25}`).toString('base64url');
+  const list = { name: 'list', request: { method: 'GET', path: '/v1/pets?limit=20', headers } };
+  const deep = { name: 'deep', request: { method: 'GET', path: `/v1/pets?limit=20&cursor=${deepCursor}`, headers } };
+  if (scale) return [list, deep];
+  return [
+    list,
+    deep,
+    { name: 'get', request: { method: 'GET', path: '/v1/pets/{id}', maxId: rows, headers } },
+    {
+      name: 'create',
+      request: {
+        method: 'POST',
+        path: '/v1/pets',
+        headers: { ...headers, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'Bench the beagle', categoryId: 7, status: 'available' }),
+      },
+    },
+  ];
+}
+
+function positiveInteger(flag, value, min) {
+  const n = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!(n >= min)) {
+    process.stderr.write(`${flag} must be an integer ≥ ${min} (got ${JSON.stringify(value)})\n`);
+    process.exit(2);
+  }
+  return n;
+}
