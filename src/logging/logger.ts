@@ -16,7 +16,10 @@ export function createLogger(level: LogLevel): Logger {
       paths: ['authorization', 'headers.authorization', 'req.headers.authorization', 'apiKey', '*.apiKey'],
       censor: '[redacted]',
     },
-  });
+  },
+  // Asynchronous writes: a request never waits for stdout, and lines written while one write is in
+  // flight go out together. pino flushes what is pending when the process exits.
+  pino.destination({ sync: false }));
 }
 
 /** Lets Nest (bootstrap, lifecycle, `new Logger()` in our code) write through pino. */
