@@ -258,8 +258,7 @@ app.get('/health/ready', (request, reply) => {
     reply.header('retry-after', '1');
     return send(request, reply, 503, UNAVAILABLE);
   }
-  const database = `{"status":"up","responseTime":${Date.now() - startedAt}}`;
-  return send(request, reply, 200, `{"status":"ok","info":{"database":${database}},"error":{},"details":{"database":${database}}}`);
+  return send(request, reply, 200, `{"status":"ok","database":{"status":"up","responseTimeMs":${Date.now() - startedAt}}}`);
 });
 
 // ---------------------------------------------------------------------------------------------
