@@ -32,9 +32,10 @@ const warmup = positiveInteger('--warmup', opts.warmup, 0);
 const connections = positiveInteger('--connections', opts.connections, 1);
 const engine = opts.pg ? 'postgres' : 'sqlite';
 
+// Below the kernel's ephemeral range (32768+), where a client socket could already hold the port.
 const CONTENDERS = {
-  service: { entry: 'dist/main.js', port: 43100 },
-  reference: { entry: 'bench/reference/server.mjs', port: 43101 },
+  service: { entry: 'dist/server.mjs', port: 31100 },
+  reference: { entry: 'bench/reference/server.mjs', port: 31101 },
 };
 // The reference is SQLite-only by design, and --scale is a property of the service alone.
 const contenders = opts.pg || opts.scale ? ['service'] : ['service', 'reference'];

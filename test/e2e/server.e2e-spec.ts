@@ -2,13 +2,13 @@ import Database from 'better-sqlite3';
 import { execFile } from 'node:child_process';
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type ServerProcess } from '../support/processes.js';
 
-describe('the server process (node dist/main.js)', () => {
+describe('the server process (node dist/server.mjs, as npm start runs it)', () => {
   let dir: string;
   let server: ServerProcess;
   let key: string;
@@ -28,6 +28,14 @@ describe('the server process (node dist/main.js)', () => {
 
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual([]);
+  });
+
+  it('serves the committed OpenAPI document and the docs page from the bundle', async () => {
+    const committed = JSON.parse(await readFile('openapi.json', 'utf8'));
+    const served = (await (await fetch(`${server.baseUrl}/docs-json`)).json()) as Record<string, unknown>;
+    expect({ ...served, servers: committed.servers }).toEqual(committed);
+    const page = await fetch(`${server.baseUrl}/docs/swagger-ui.css`);
+    expect(page.status).toBe(200);
   });
 
   it('logs one JSON line per request with its request id, never the key', async () => {
@@ -113,7 +121,7 @@ describe('configuration at start', () => {
     ['LOG_LEVEL', 'loud', 'Invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")'],
   ])('refuses a bad %s with one line naming it, exit 1', async (name, value, message) => {
     const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-      execFile('node', ['dist/main.js'], { env: { ...process.env, [name]: value } }, (error, stdout, stderr) =>
+      execFile('node', ['dist/server.mjs'], { env: { ...process.env, [name]: value } }, (error, stdout, stderr) =>
         resolve({ code: error ? (error.code as number) : 0, stdout, stderr }),
       ),
     );

@@ -23,9 +23,9 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `node dist/main.js` (what `npm start` runs) on a free port and waits until it listens. */
+/** Starts `node dist/server.mjs` (the bundle `npm start` runs) on a free port and waits until it listens. */
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn('node', ['dist/main.js'], { env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('node', ['dist/server.mjs'], { env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));
   child.stderr!.on('data', (chunk) => (stdout += chunk));
