@@ -4,7 +4,9 @@ import type { LogLevel } from '../config/app-config.js';
 
 /**
  * One JSON logger for the whole process: Fastify's request logs and Nest's own messages.
- * Credentials are redacted wherever they could appear, although nothing logs them on purpose.
+ * Nothing logs request headers or keys (the request log picks its fields), so there is no
+ * `redact` option: pino's redaction re-parses its paths for every per-request child logger,
+ * which cost more allocation than the rest of logging together.
  */
 export function createLogger(level: LogLevel): Logger {
   return pino({
@@ -12,10 +14,6 @@ export function createLogger(level: LogLevel): Logger {
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
-    redact: {
-      paths: ['authorization', 'headers.authorization', 'req.headers.authorization', 'apiKey', '*.apiKey'],
-      censor: '[redacted]',
-    },
   },
   // Asynchronous writes: a request never waits for stdout, and lines written while one write is in
   // flight go out together. pino flushes what is pending when the process exits.
