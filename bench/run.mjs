@@ -4,7 +4,7 @@
 // alternating rounds (A B A B A B) and reports medians of the per-round service/reference ratios.
 // --pg runs the service alone on PostgreSQL; --scale compares a deep page with page 1 on the service.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,10 +32,13 @@ const warmup = positiveInteger('--warmup', opts.warmup, 0);
 const connections = positiveInteger('--connections', opts.connections, 1);
 const engine = opts.pg ? 'postgres' : 'sqlite';
 
-// Below the kernel's ephemeral range (32768+), where a client socket could already hold the port.
+// The service runs exactly as `npm start` runs it (node flags included), minus the build step.
+const serviceStart = JSON.parse(readFileSync('package.json', 'utf8')).scripts.start.split('&&').pop().trim().split(/\s+/);
+if (serviceStart[0] !== 'node') throw new Error(`npm start should end with "node …", found: ${serviceStart.join(' ')}`);
+// Ports below the kernel's ephemeral range (32768+), where a client socket could already hold them.
 const CONTENDERS = {
-  service: { entry: 'dist/server.mjs', port: 31100 },
-  reference: { entry: 'bench/reference/server.mjs', port: 31101 },
+  service: { nodeArgs: serviceStart.slice(1), port: 31100 },
+  reference: { nodeArgs: ['bench/reference/server.mjs'], port: 31101 },
 };
 // The reference is SQLite-only by design, and --scale is a property of the service alone.
 const contenders = opts.pg || opts.scale ? ['service'] : ['service', 'reference'];
@@ -75,7 +78,7 @@ writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
 process.stderr.write(`\nwrote ${file}\n`);
 
 async function runContender(contender, round) {
-  const { entry, port } = CONTENDERS[contender];
+  const { nodeArgs, port } = CONTENDERS[contender];
   const sqlitePath = opts.pg ? undefined : data.freshCopy();
   const env = {
     NODE_ENV: 'production',
@@ -85,12 +88,13 @@ async function runContender(contender, round) {
     DATABASE_PATH: sqlitePath ?? '',
   };
   process.stderr.write(`round ${round}/${rounds} ${contender}: `);
-  const server = await startServer({ name: contender, entry, env, port, logFile: join(workDir, `${contender}-${round}.log`) });
+  const server = await startServer({ name: contender, nodeArgs, env, port, logFile: join(workDir, `${contender}-${round}.log`) });
+  const load = (scenario, duration) => runLoad({ ...scenario.request, origin: server.origin, connections, seconds: duration });
+  // Every code path is warm (JIT-compiled) before any is measured, so no scenario pays for the first.
+  if (warmup > 0) for (const scenario of scenarios) await load(scenario, warmup);
   const measurements = {};
   for (const scenario of scenarios) {
-    const load = { ...scenario.request, origin: server.origin, connections };
-    if (warmup > 0) await runLoad({ ...load, seconds: warmup });
-    measurements[scenario.name] = await runLoad({ ...load, seconds });
+    measurements[scenario.name] = await load(scenario, seconds);
     process.stderr.write(`${scenario.name} ${Math.round(measurements[scenario.name].rps)}/s  `);
   }
   const peakRssMb = server.peakRssMb();

@@ -11,14 +11,14 @@ const READY_TIMEOUT_MS = 30_000;
 /**
  * @param {object} options
  * @param {string} options.name         label for errors
- * @param {string} options.entry        script run with node
+ * @param {string[]} options.nodeArgs  arguments to node: flags, then the script
  * @param {Record<string,string>} options.env
  * @param {number} options.port
  * @param {string} options.logFile      stdout and stderr go here (a pipe to us would cost our CPU)
  */
-export async function startServer({ name, entry, env, port, logFile }) {
+export async function startServer({ name, nodeArgs, env, port, logFile }) {
   const log = openSync(logFile, 'a');
-  const [file, ...args] = cpuPin(0, process.execPath, [entry]);
+  const [file, ...args] = cpuPin(0, process.execPath, nodeArgs);
   const startedAt = performance.now();
   const child = spawn(file, args, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', log, log] });
   closeSync(log);
