@@ -21,15 +21,15 @@ describe('bench summary', () => {
       run('service', 3, 300, 30), run('reference', 3, 1000, 10), // 0.30, p99 3.0
     ];
 
-    const { ratios } = summarize(runs, ['list'], { connections: 32 });
+    const { ratios } = summarize(runs, ['list'], { pg: undefined, scale: false, connections: 32 });
 
-    expect(ratios.list).toEqual({ rps: 0.5, p99: 2 });
+    expect(ratios!.list).toEqual({ rps: 0.5, p99: 2 });
   });
 
   it('checks each target and says which were missed', () => {
     const runs = [run('service', 1, 400, 30, { coldStartMs: 1600, peakRssMb: 180 }), run('reference', 1, 1000, 10)];
 
-    const { targets } = summarize(runs, ['list'], { connections: 32 });
+    const { targets } = summarize(runs, ['list'], { pg: undefined, scale: false, connections: 32 });
 
     expect(targets.map(({ name, met }: { name: string; met: boolean }) => [name, met])).toEqual([
       ['list req/s, service/reference', false],
