@@ -1,11 +1,10 @@
 import Database from 'better-sqlite3';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runApiKeyCli, startServer, type ServerProcess } from '../support/processes.js';
+import { runApiKeyCli, startReference, startServer, waitFor, type ServerProcess } from '../support/processes.js';
 
 /**
  * The benchmark's reference implementation (bench/reference) must answer exactly as the service
@@ -15,7 +14,7 @@ import { runApiKeyCli, startServer, type ServerProcess } from '../support/proces
 describe('bench reference parity with the service [sqlite]', () => {
   let dir: string;
   let service: ServerProcess;
-  let reference: ReferenceProcess;
+  let reference: ServerProcess;
   let key: string;
   let revokedKey: string;
 
@@ -181,9 +180,9 @@ describe('bench reference parity with the service [sqlite]', () => {
 
   it('logs one JSON line per request, with the service fields and never a key', async () => {
     await send(reference.baseUrl, { method: 'GET', path: '/v1/pets?limit=1', headers: withKeys({ ...auth, 'x-request-id': 'parity-log' }) });
-    await waitFor(() => reference.output().includes('parity-log'));
+    await waitFor(() => reference.stdout().includes('parity-log'));
 
-    const lines = reference.output().trim().split('\n').filter((line) => line.includes('parity-log'));
+    const lines = reference.stdout().trim().split('\n').filter((line) => line.includes('parity-log'));
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0])).toEqual({
       level: 'info',
@@ -195,8 +194,8 @@ describe('bench reference parity with the service [sqlite]', () => {
       durationMs: expect.any(Number),
       msg: 'request',
     });
-    expect(reference.output()).not.toContain(key);
-    expect(reference.output().toLowerCase()).not.toContain('authorization');
+    expect(reference.stdout()).not.toContain(key);
+    expect(reference.stdout().toLowerCase()).not.toContain('authorization');
   });
 
   it('stops on SIGTERM with exit code 0, its last log line written', async () => {
@@ -204,7 +203,7 @@ describe('bench reference parity with the service [sqlite]', () => {
     reference.child.kill('SIGTERM');
 
     expect(await reference.exited).toBe(0);
-    expect(reference.output()).toContain('"requestId":"parity-last"');
+    expect(reference.stdout()).toContain('"requestId":"parity-last"');
   });
 
   /** Puts the real keys in place of the KEY, REVOKED_KEY and TAMPERED_KEY placeholders. */
@@ -279,46 +278,4 @@ function send(baseUrl: string, { method, path, headers, body }: Sent): Promise<R
     outgoing.on('error', reject);
     outgoing.end(body);
   });
-}
-
-interface ReferenceProcess {
-  child: ChildProcess;
-  baseUrl: string;
-  output(): string;
-  exited: Promise<number | null>;
-}
-
-/** Starts `node bench/reference/server.mjs` on a free port and waits for its ready line. */
-async function startReference(env: Record<string, string>): Promise<ReferenceProcess> {
-  const child = spawn('node', ['bench/reference/server.mjs'], { env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`reference did not start:\n${stderr}`)), 15_000);
-    const poll = setInterval(() => {
-      const listening = /^reference listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(stderr);
-      if (listening) {
-        clearInterval(poll);
-        clearTimeout(timer);
-        resolve(listening[1]);
-      }
-    }, 20);
-    void exited.then(() => {
-      clearInterval(poll);
-      clearTimeout(timer);
-      reject(new Error(`reference exited:\n${stderr}`));
-    });
-  });
-  return { child, baseUrl, output: () => stdout, exited };
-}
-
-async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ServerProcess } from '../support/processes.js';
+import { startServer, waitFor, type ServerProcess } from '../support/processes.js';
 
 describe('the server process (node dist/server.mjs, as npm start runs it)', () => {
   let dir: string;
@@ -128,14 +128,6 @@ describe('configuration at start', () => {
     expect(result).toEqual({ code: 1, stdout: '', stderr: `${message}\n` });
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** Sends bytes as they are and returns everything the server answers before closing. */
 function rawHttp(baseUrl: string, raw: string): Promise<string> {

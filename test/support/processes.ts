@@ -18,22 +18,38 @@ export function runApiKeyCli(args: string[], databaseUrl: string): Promise<Finis
 export interface ServerProcess {
   child: ChildProcess;
   baseUrl: string;
-  /** Everything written to stdout so far (JSON log lines). */
+  /** Everything written to stdout and stderr so far, in arrival order (JSON log lines). */
   output(): string;
+  /** What was written to stdout alone. */
+  stdout(): string;
   exited: Promise<number | null>;
 }
 
 /** Starts `node dist/server.mjs` (the bundle `npm start` runs) on a free port and waits until it listens. */
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn('node', ['dist/server.mjs'], { env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startServer(env: Record<string, string>): Promise<ServerProcess> {
+  return startListening(['dist/server.mjs'], env, /Server listening at (http:\/\/127\.0\.0\.1:\d+)/);
+}
+
+/** Starts the benchmark's reference implementation on a free port and waits for its ready line. */
+export function startReference(env: Record<string, string>): Promise<ServerProcess> {
+  return startListening(['bench/reference/server.mjs'], env, /^reference listening on (http:\/\/127\.0\.0\.1:\d+)$/m);
+}
+
+/** Spawns `node <args>` with PORT=0 and resolves once its output shows the URL it listens on. */
+async function startListening(args: string[], env: Record<string, string>, listeningAt: RegExp): Promise<ServerProcess> {
+  const child = spawn('node', args, { env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let all = '';
   let stdout = '';
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  child.stderr!.on('data', (chunk) => (stdout += chunk));
+  child.stdout!.on('data', (chunk) => {
+    all += chunk;
+    stdout += chunk;
+  });
+  child.stderr!.on('data', (chunk) => (all += chunk));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${stdout}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`${args[0]} did not start:\n${all}`)), 15_000);
     const poll = setInterval(() => {
-      const listening = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+      const listening = listeningAt.exec(all);
       if (listening) {
         clearInterval(poll);
         clearTimeout(timer);
@@ -43,8 +59,17 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
     void exited.then(() => {
       clearInterval(poll);
       clearTimeout(timer);
-      reject(new Error(`server exited:\n${stdout}`));
+      reject(new Error(`${args[0]} exited:\n${all}`));
     });
   });
-  return { child, baseUrl, output: () => stdout, exited };
+  return { child, baseUrl, output: () => all, stdout: () => stdout, exited };
+}
+
+/** Polls until the condition holds; fails after the timeout. */
+export async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
