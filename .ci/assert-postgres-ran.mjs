@@ -10,7 +10,9 @@ const passed = postgres.filter((test) => test.status === 'passed').length;
 const notPassed = postgres.length - passed;
 
 if (passed === 0 || notPassed > 0) {
-  console.error(`PostgreSQL suite: ${passed} passed, ${notPassed} not passed: it must run, and pass, in CI`);
+  console.error(
+    `PostgreSQL suite: ${passed} passed, ${notPassed} not passed: it must run, and pass, in CI`,
+  );
   process.exit(1);
 }
 console.log(`PostgreSQL suite: ${passed} tests passed`);

@@ -33,8 +33,13 @@ const connections = positiveInteger('--connections', opts.connections, 1);
 const engine = opts.pg ? 'postgres' : 'sqlite';
 
 // The service runs exactly as `npm start` runs it (node flags included), minus the build step.
-const serviceStart = JSON.parse(readFileSync('package.json', 'utf8')).scripts.start.split('&&').pop().trim().split(/\s+/);
-if (serviceStart[0] !== 'node') throw new Error(`npm start should end with "node …", found: ${serviceStart.join(' ')}`);
+const serviceStart = JSON.parse(readFileSync('package.json', 'utf8'))
+  .scripts.start.split('&&')
+  .pop()
+  .trim()
+  .split(/\s+/);
+if (serviceStart[0] !== 'node')
+  throw new Error(`npm start should end with "node …", found: ${serviceStart.join(' ')}`);
 // Ports below the kernel's ephemeral range (32768+), where a client socket could already hold them.
 const CONTENDERS = {
   service: { nodeArgs: serviceStart.slice(1), port: 31100 },
@@ -48,7 +53,9 @@ execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
 
 const workDir = mkdtempSync(join(tmpdir(), 'animal-store-bench-'));
 process.stderr.write(`seeding ${rows.toLocaleString('en')} pets on ${engine}…\n`);
-const data = opts.pg ? await preparePostgres({ url: opts.pg, rows }) : prepareSqlite({ dir: workDir, rows });
+const data = opts.pg
+  ? await preparePostgres({ url: opts.pg, rows })
+  : prepareSqlite({ dir: workDir, rows });
 const scenarios = defineScenarios({ rows, key: data.key, scale: opts.scale });
 
 const runs = [];
@@ -67,9 +74,23 @@ rmSync(workDir, { recursive: true, force: true });
 const result = {
   startedAt: new Date().toISOString(),
   machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version },
-  setup: { engine, rows, rounds, seconds, warmup, connections, loadGenerator, pinning, scale: opts.scale },
+  setup: {
+    engine,
+    rows,
+    rounds,
+    seconds,
+    warmup,
+    connections,
+    loadGenerator,
+    pinning,
+    scale: opts.scale,
+  },
   runs,
-  summary: summarize(runs, scenarios.map((s) => s.name), { pg: opts.pg, scale: opts.scale, connections }),
+  summary: summarize(
+    runs,
+    scenarios.map((s) => s.name),
+    { pg: opts.pg, scale: opts.scale, connections },
+  ),
 };
 printReport(result);
 mkdirSync('bench/results', { recursive: true });
@@ -88,8 +109,15 @@ async function runContender(contender, round) {
     DATABASE_PATH: sqlitePath ?? '',
   };
   process.stderr.write(`round ${round}/${rounds} ${contender}: `);
-  const server = await startServer({ name: contender, nodeArgs, env, port, logFile: join(workDir, `${contender}-${round}.log`) });
-  const load = (scenario, duration) => runLoad({ ...scenario.request, origin: server.origin, connections, seconds: duration });
+  const server = await startServer({
+    name: contender,
+    nodeArgs,
+    env,
+    port,
+    logFile: join(workDir, `${contender}-${round}.log`),
+  });
+  const load = (scenario, duration) =>
+    runLoad({ ...scenario.request, origin: server.origin, connections, seconds: duration });
   // Every code path is warm (JIT-compiled) before any is measured, so no scenario pays for the first.
   if (warmup > 0) for (const scenario of scenarios) await load(scenario, warmup);
   const measurements = {};
@@ -100,7 +128,9 @@ async function runContender(contender, round) {
   const peakRssMb = server.peakRssMb();
   await server.stop();
   if (sqlitePath) data.discard(sqlitePath);
-  process.stderr.write(`(ready in ${Math.round(server.coldStartMs)} ms, peak RSS ${Math.round(peakRssMb)} MB)\n`);
+  process.stderr.write(
+    `(ready in ${Math.round(server.coldStartMs)} ms, peak RSS ${Math.round(peakRssMb)} MB)\n`,
+  );
   return { contender, round, coldStartMs: server.coldStartMs, peakRssMb, scenarios: measurements };
 }
 
@@ -109,7 +139,10 @@ function defineScenarios({ rows, key, scale }) {
   // Near the end of the table, yet a full page with a next link: the worst case for OFFSET paging.
   const deepCursor = Buffer.from(`after:${rows - 25}`).toString('base64url');
   const list = { name: 'list', request: { method: 'GET', path: '/v1/pets?limit=20', headers } };
-  const deep = { name: 'deep', request: { method: 'GET', path: `/v1/pets?limit=20&cursor=${deepCursor}`, headers } };
+  const deep = {
+    name: 'deep',
+    request: { method: 'GET', path: `/v1/pets?limit=20&cursor=${deepCursor}`, headers },
+  };
   if (scale) return [list, deep];
   return [
     list,

@@ -15,7 +15,9 @@ await build({
   // Nest and Swagger read class names (schema names, log contexts); bundling must not rename them.
   keepNames: true,
   // Bundled CommonJS code still calls require() for Node built-ins and the externals below.
-  banner: { js: "import { createRequire as createBannerRequire } from 'node:module'; const require = createBannerRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as createBannerRequire } from 'node:module'; const require = createBannerRequire(import.meta.url);",
+  },
   external: [
     // Native addons and the drivers TypeORM loads by name at run time.
     'better-sqlite3',

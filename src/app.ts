@@ -13,7 +13,10 @@ import { createLogger, NestPinoLogger } from './logging/logger.js';
  * Builds the whole application, initialised but not listening. `main.ts` and the e2e tests both
  * start from here, so tests run exactly what production runs.
  */
-export async function createApp(config: AppConfig, logger: Logger = createLogger(config.logLevel)): Promise<NestFastifyApplication> {
+export async function createApp(
+  config: AppConfig,
+  logger: Logger = createLogger(config.logLevel),
+): Promise<NestFastifyApplication> {
   const adapter = createHttpAdapter(config, logger);
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: new NestPinoLogger(logger),

@@ -34,6 +34,8 @@ async function bootstrap(): Promise<void> {
 
 bootstrap().catch((error: unknown) => {
   // A bad configuration gets one line naming the variable, not a stack trace.
-  process.stderr.write(`${error instanceof ConfigError ? error.message : (error as Error)?.stack ?? String(error)}\n`);
+  process.stderr.write(
+    `${error instanceof ConfigError ? error.message : ((error as Error)?.stack ?? String(error))}\n`,
+  );
   process.exit(1);
 });

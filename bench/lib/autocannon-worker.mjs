@@ -11,19 +11,26 @@ const result = await autocannon({
   connections: spec.connections,
   duration: spec.seconds,
   timeout: 10,
-  requests: [{
-    method: spec.method,
-    headers: spec.headers,
-    body: spec.body,
-    setupRequest: (request) => ({ ...request, path: after === undefined ? spec.path : randomPath() }),
-  }],
+  requests: [
+    {
+      method: spec.method,
+      headers: spec.headers,
+      body: spec.body,
+      setupRequest: (request) => ({
+        ...request,
+        path: after === undefined ? spec.path : randomPath(),
+      }),
+    },
+  ],
 });
 
 const requests = result.requests.total;
-process.stdout.write(JSON.stringify({
-  requests,
-  rps: requests / (result.duration || spec.seconds),
-  p50Ms: result.latency.p50,
-  p99Ms: result.latency.p99,
-  errors: result.errors + result.timeouts + result.non2xx,
-}));
+process.stdout.write(
+  JSON.stringify({
+    requests,
+    rps: requests / (result.duration || spec.seconds),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+  }),
+);

@@ -15,4 +15,6 @@ export function cpuPin(cpu, command, args) {
   return canPin ? ['taskset', '-c', String(cpu), command, ...args] : [command, ...args];
 }
 
-export const pinning = canPin ? 'server on CPU 0, load on CPU 1 (taskset)' : 'not pinned (no taskset or one CPU)';
+export const pinning = canPin
+  ? 'server on CPU 0, load on CPU 1 (taskset)'
+  : 'not pinned (no taskset or one CPU)';

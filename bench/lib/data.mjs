@@ -13,9 +13,11 @@ export function prepareSqlite({ dir, rows }) {
   const template = join(dir, 'seed.sqlite');
   const key = createKey(`sqlite:${template}`);
   const db = new Database(template);
-  db.prepare(`
+  db.prepare(
+    `
     WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-    INSERT INTO pets (name, category_id, status) SELECT 'pet ' || i, 1 + i % 100, ${STATUS_OF_ROW} FROM n`).run(rows);
+    INSERT INTO pets (name, category_id, status) SELECT 'pet ' || i, 1 + i % 100, ${STATUS_OF_ROW} FROM n`,
+  ).run(rows);
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
 
@@ -37,15 +39,21 @@ export function prepareSqlite({ dir, rows }) {
 /** Empties a dedicated PostgreSQL database (its name must contain "bench") and seeds it. */
 export async function preparePostgres({ url, rows }) {
   const name = new URL(url).pathname.slice(1);
-  if (!name.includes('bench')) throw new Error(`--pg: refusing to wipe database "${name}"; use one whose name contains "bench"`);
+  if (!name.includes('bench'))
+    throw new Error(
+      `--pg: refusing to wipe database "${name}"; use one whose name contains "bench"`,
+    );
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     await client.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
     const key = createKey(url); // migrates the empty schema first
-    await client.query(`
+    await client.query(
+      `
       INSERT INTO pets (name, category_id, status)
-      SELECT 'pet ' || i, 1 + i % 100, ${STATUS_OF_ROW} FROM generate_series(1, $1) AS i`, [rows]);
+      SELECT 'pet ' || i, 1 + i % 100, ${STATUS_OF_ROW} FROM generate_series(1, $1) AS i`,
+      [rows],
+    );
     await client.query('VACUUM ANALYZE pets');
     return { key };
   } finally {

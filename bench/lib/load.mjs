@@ -42,8 +42,19 @@ async function runWrk(spec) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-wrk-'));
   const script = join(dir, 'load.lua');
   writeFileSync(script, wrkScript(spec));
-  const args = ['-t1', `-c${spec.connections}`, `-d${spec.seconds}s`, '--timeout', '10s', '-s', script, spec.origin];
-  const output = await runPinned('wrk', args, '').finally(() => rmSync(dir, { recursive: true, force: true }));
+  const args = [
+    '-t1',
+    `-c${spec.connections}`,
+    `-d${spec.seconds}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    script,
+    spec.origin,
+  ];
+  const output = await runPinned('wrk', args, '').finally(() =>
+    rmSync(dir, { recursive: true, force: true }),
+  );
   const line = output.split('\n').find((l) => l.startsWith('BENCH_JSON '));
   if (!line) throw new Error(`wrk printed no summary:\n${output}`);
   return JSON.parse(line.slice('BENCH_JSON '.length));
@@ -51,12 +62,15 @@ async function runWrk(spec) {
 
 function wrkScript({ method, path, maxId, headers, body }) {
   const lua = JSON.stringify; // JSON string literals are valid Lua string literals for our ASCII inputs
-  const headerLines = Object.entries(headers).map(([name, value]) => `wrk.headers[${lua(name)}] = ${lua(value)}`);
+  const headerLines = Object.entries(headers).map(
+    ([name, value]) => `wrk.headers[${lua(name)}] = ${lua(value)}`,
+  );
   const [before, after] = path.split('{id}');
-  const request = after === undefined
-    // Formatted in init, once wrk has added the Host header (HTTP/1.1 requests without one get a 400).
-    ? `local req\ninit = function() req = wrk.format(nil, ${lua(path)}) end\nrequest = function() return req end`
-    : `request = function() return wrk.format(nil, ${lua(before)} .. math.random(1, ${maxId}) .. ${lua(after)}) end`;
+  const request =
+    after === undefined
+      ? // Formatted in init, once wrk has added the Host header (HTTP/1.1 requests without one get a 400).
+        `local req\ninit = function() req = wrk.format(nil, ${lua(path)}) end\nrequest = function() return req end`
+      : `request = function() return wrk.format(nil, ${lua(before)} .. math.random(1, ${maxId}) .. ${lua(after)}) end`;
   return `
 wrk.method = ${lua(method)}
 ${body === undefined ? '' : `wrk.body = ${lua(body)}`}
@@ -84,7 +98,9 @@ function runPinned(command, args, stdin) {
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`${command} exited ${code}:\n${output}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(output) : reject(new Error(`${command} exited ${code}:\n${output}`)),
+    );
     child.stdin.end(stdin);
   });
 }

@@ -14,40 +14,74 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
     contenders[name] = {
       coldStartMs: median(own.map((run) => run.coldStartMs)),
       peakRssMb: Math.max(...own.map((run) => run.peakRssMb)),
-      scenarios: Object.fromEntries(scenarioNames.map((scenario) => {
-        const loads = own.map((run) => run.scenarios[scenario]);
-        return [scenario, {
-          rps: median(loads.map((l) => l.rps)),
-          p50Ms: median(loads.map((l) => l.p50Ms)),
-          p99Ms: median(loads.map((l) => l.p99Ms)),
-          errors: loads.reduce((sum, l) => sum + l.errors, 0),
-        }];
-      })),
+      scenarios: Object.fromEntries(
+        scenarioNames.map((scenario) => {
+          const loads = own.map((run) => run.scenarios[scenario]);
+          return [
+            scenario,
+            {
+              rps: median(loads.map((l) => l.rps)),
+              p50Ms: median(loads.map((l) => l.p50Ms)),
+              p99Ms: median(loads.map((l) => l.p99Ms)),
+              errors: loads.reduce((sum, l) => sum + l.errors, 0),
+            },
+          ];
+        }),
+      ),
     };
   }
 
   const service = byContender('service');
   const reference = byContender('reference');
   // Ratios within a round (service and reference ran back to back), then the median over rounds.
-  const ratios = reference.length === 0 ? undefined : Object.fromEntries(scenarioNames.map((scenario) => {
-    const pairs = service.map((run, i) => [run.scenarios[scenario], reference[i].scenarios[scenario]]);
-    return [scenario, {
-      rps: median(pairs.map(([s, r]) => s.rps / r.rps)),
-      p99: median(pairs.map(([s, r]) => s.p99Ms / r.p99Ms)),
-    }];
-  }));
-  const deepOverPage1 = scale ? median(service.map((run) => run.scenarios.deep.p50Ms / run.scenarios.list.p50Ms)) : undefined;
+  const ratios =
+    reference.length === 0
+      ? undefined
+      : Object.fromEntries(
+          scenarioNames.map((scenario) => {
+            const pairs = service.map((run, i) => [
+              run.scenarios[scenario],
+              reference[i].scenarios[scenario],
+            ]);
+            return [
+              scenario,
+              {
+                rps: median(pairs.map(([s, r]) => s.rps / r.rps)),
+                p99: median(pairs.map(([s, r]) => s.p99Ms / r.p99Ms)),
+              },
+            ];
+          }),
+        );
+  const deepOverPage1 = scale
+    ? median(service.map((run) => run.scenarios.deep.p50Ms / run.scenarios.list.p50Ms))
+    : undefined;
 
   const targets = [];
-  const check = (name, value, op, limit, unit = '') => targets.push({ name, value, target: `${op} ${limit}${unit}`, met: op === '≥' ? value >= limit : value <= limit });
+  const check = (name, value, op, limit, unit = '') =>
+    targets.push({
+      name,
+      value,
+      target: `${op} ${limit}${unit}`,
+      met: op === '≥' ? value >= limit : value <= limit,
+    });
   for (const [scenario, ratio] of Object.entries(ratios ?? {})) {
     check(`${scenario} req/s, service/reference`, ratio.rps, '≥', 0.5);
     check(`${scenario} p99 at ${connections} connections, service/reference`, ratio.p99, '≤', 2.0);
   }
   if (scale) check('deep page p50 / page 1 p50', deepOverPage1, '≤', 1.3);
   check('service peak RSS under load', contenders.service.peakRssMb, '≤', 200, ' MB');
-  if (!pg) check('service cold start to /health/ready (SQLite)', contenders.service.coldStartMs, '≤', 1500, ' ms');
-  const errors = runs.reduce((sum, run) => sum + Object.values(run.scenarios).reduce((s, l) => s + l.errors, 0), 0);
+  if (!pg)
+    check(
+      'service cold start to /health/ready (SQLite)',
+      contenders.service.coldStartMs,
+      '≤',
+      1500,
+      ' ms',
+    );
+  const errors = runs.reduce(
+    (sum, run) => sum + Object.values(run.scenarios).reduce((s, l) => s + l.errors, 0),
+    0,
+  );
   check('errors (non-2xx, socket errors, timeouts)', errors, '≤', 0);
 
   return { contenders, ratios, deepOverPage1, targets };
@@ -56,8 +90,12 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
 export function printReport({ setup, machine, summary }) {
   const { contenders, ratios, deepOverPage1, targets } = summary;
   const out = [];
-  out.push('', `${machine.cpuModel} ×${machine.cpus}, Node ${machine.node}; ${setup.engine}, ${setup.rows.toLocaleString('en')} pets; ` +
-    `${setup.rounds} rounds × ${setup.seconds} s per scenario after ${setup.warmup} s warm-up; ${setup.connections} connections via ${setup.loadGenerator}; ${setup.pinning}`, '');
+  out.push(
+    '',
+    `${machine.cpuModel} ×${machine.cpus}, Node ${machine.node}; ${setup.engine}, ${setup.rows.toLocaleString('en')} pets; ` +
+      `${setup.rounds} rounds × ${setup.seconds} s per scenario after ${setup.warmup} s warm-up; ${setup.connections} connections via ${setup.loadGenerator}; ${setup.pinning}`,
+    '',
+  );
 
   const names = Object.keys(contenders);
   const header = ['scenario', ...names.flatMap((n) => [`${n} req/s`, `${n} p50/p99 ms`])];
@@ -67,15 +105,25 @@ export function printReport({ setup, machine, summary }) {
     const row = [scenario];
     for (const name of names) {
       const s = contenders[name].scenarios[scenario];
-      row.push(Math.round(s.rps).toLocaleString('en'), `${s.p50Ms.toFixed(2)} / ${s.p99Ms.toFixed(2)}`);
+      row.push(
+        Math.round(s.rps).toLocaleString('en'),
+        `${s.p50Ms.toFixed(2)} / ${s.p99Ms.toFixed(2)}`,
+      );
     }
     if (ratios) row.push(ratios[scenario].rps.toFixed(2), ratios[scenario].p99.toFixed(2));
     table.push(row);
   }
-  table.push(['cold start ms', ...names.flatMap((n) => [Math.round(contenders[n].coldStartMs).toString(), ''])]);
-  table.push(['peak RSS MB', ...names.flatMap((n) => [Math.round(contenders[n].peakRssMb).toString(), ''])]);
+  table.push([
+    'cold start ms',
+    ...names.flatMap((n) => [Math.round(contenders[n].coldStartMs).toString(), '']),
+  ]);
+  table.push([
+    'peak RSS MB',
+    ...names.flatMap((n) => [Math.round(contenders[n].peakRssMb).toString(), '']),
+  ]);
   out.push(...formatTable(table));
-  if (deepOverPage1 !== undefined) out.push('', `deep page p50 / page 1 p50: ${deepOverPage1.toFixed(2)}`);
+  if (deepOverPage1 !== undefined)
+    out.push('', `deep page p50 / page 1 p50: ${deepOverPage1.toFixed(2)}`);
 
   out.push('', 'targets:');
   for (const t of targets) {
@@ -88,5 +136,9 @@ export function printReport({ setup, machine, summary }) {
 function formatTable(rows) {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => String(r[c] ?? '').length)));
   const line = (r) => `| ${r.map((cell, c) => String(cell ?? '').padEnd(widths[c])).join(' | ')} |`;
-  return [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)];
+  return [
+    line(rows[0]),
+    `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
+    ...rows.slice(1).map(line),
+  ];
 }

@@ -20,7 +20,10 @@ export async function startServer({ name, nodeArgs, env, port, logFile }) {
   const log = openSync(logFile, 'a');
   const [file, ...args] = cpuPin(0, process.execPath, nodeArgs);
   const startedAt = performance.now();
-  const child = spawn(file, args, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', log, log] });
+  const child = spawn(file, args, {
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', log, log],
+  });
   closeSync(log);
   let exited = false;
   child.on('exit', () => (exited = true));
@@ -28,7 +31,8 @@ export async function startServer({ name, nodeArgs, env, port, logFile }) {
   const origin = `http://127.0.0.1:${port}`;
   while (!(await isReady(origin))) {
     if (exited) throw new Error(`${name} exited during start; see ${logFile}`);
-    if (performance.now() - startedAt > READY_TIMEOUT_MS) throw new Error(`${name} not ready after 30 s; see ${logFile}`);
+    if (performance.now() - startedAt > READY_TIMEOUT_MS)
+      throw new Error(`${name} not ready after 30 s; see ${logFile}`);
     await sleep(5);
   }
   const coldStartMs = performance.now() - startedAt;
@@ -37,7 +41,8 @@ export async function startServer({ name, nodeArgs, env, port, logFile }) {
     origin,
     coldStartMs,
     /** VmHWM: the kernel's high-water mark of resident memory since the process started. */
-    peakRssMb: () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) / 1024,
+    peakRssMb: () =>
+      Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) / 1024,
     stop: async () => {
       if (exited) throw new Error(`${name} died during the run; see ${logFile}`);
       child.kill('SIGTERM');

@@ -8,7 +8,8 @@ export const MAX_PAGE_SIZE = 100;
 export const STATUSES = ['available', 'pending', 'sold'];
 
 // Messages, as src/pets/dto/* build them with expecting().
-const NAME_MUST = 'name must be a string of 1 to 255 characters, not only whitespace, without U+0000';
+const NAME_MUST =
+  'name must be a string of 1 to 255 characters, not only whitespace, without U+0000';
 const CATEGORY_ID_MUST = `categoryId must be a JSON integer from 1 to ${MAX_ID}`;
 const BODY_STATUS_MUST = 'status must be one of available, pending, sold (or absent)';
 const LIMIT_MUST = `limit must be a decimal integer from 1 to ${MAX_PAGE_SIZE}`;
@@ -18,16 +19,34 @@ export const PET_ID_ERROR = `petId must be a decimal integer from 1 to ${MAX_ID}
 
 /** Status code and fixed meaning of every error code (src/common/error-codes.ts). */
 export const ERROR_CODES = {
-  VALIDATION_FAILED: { status: 400, meaning: 'A parameter or the body is invalid; the message names the field.' },
+  VALIDATION_FAILED: {
+    status: 400,
+    meaning: 'A parameter or the body is invalid; the message names the field.',
+  },
   MALFORMED_JSON: { status: 400, meaning: 'The request body is not parsable JSON.' },
   UNAUTHORIZED: { status: 401, meaning: 'The API key is missing, malformed, unknown or revoked.' },
   NOT_FOUND: { status: 404, meaning: 'No pet with that id, or no such route.' },
-  METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists but not with this method; see the Allow header.' },
-  IDEMPOTENCY_CONFLICT: { status: 409, meaning: 'A request with the same Idempotency-Key is still in flight.' },
-  PAYLOAD_TOO_LARGE: { status: 413, meaning: 'The request body exceeds the configured size limit.' },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    meaning: 'The path exists but not with this method; see the Allow header.',
+  },
+  IDEMPOTENCY_CONFLICT: {
+    status: 409,
+    meaning: 'A request with the same Idempotency-Key is still in flight.',
+  },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    meaning: 'The request body exceeds the configured size limit.',
+  },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'The request body is not application/json.' },
-  IDEMPOTENCY_KEY_REUSED: { status: 422, meaning: 'The Idempotency-Key was already used with a different body.' },
-  RATE_LIMITED: { status: 429, meaning: 'The API key exceeded its request budget; retry after Retry-After seconds.' },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    meaning: 'The Idempotency-Key was already used with a different body.',
+  },
+  RATE_LIMITED: {
+    status: 429,
+    meaning: 'The API key exceeded its request budget; retry after Retry-After seconds.',
+  },
   INTERNAL_ERROR: { status: 500, meaning: 'An unexpected error; nothing about it is exposed.' },
   SERVICE_UNAVAILABLE: { status: 503, meaning: 'The database is unreachable; retry later.' },
 };
@@ -83,13 +102,20 @@ function shapeError(value, where) {
   if (typeof value !== 'object' || Array.isArray(value)) {
     return `${where} must be a JSON object, not ${Array.isArray(value) ? 'an array' : typeof value}`;
   }
-  for (const key of Object.keys(value)) if (key in Object.prototype) return `${key} is not a known field`;
+  for (const key of Object.keys(value))
+    if (key in Object.prototype) return `${key} is not a known field`;
   return undefined;
 }
 
 /** api-decisions §4 name rule (field-rules.ts isPetName): 1–255 code points, not blank, storable. */
 function isPetName(value) {
-  if (typeof value !== 'string' || value.trim() === '' || value.includes('\u0000') || !value.isWellFormed()) return false;
+  if (
+    typeof value !== 'string' ||
+    value.trim() === '' ||
+    value.includes('\u0000') ||
+    !value.isWellFormed()
+  )
+    return false;
   if (value.length <= 255) return true; // code points never outnumber UTF-16 units
   if (value.length > 510) return false; // a code point is at most two units
   let codePoints = 0;
@@ -110,11 +136,14 @@ export function newPetError(body) {
   if (shape !== undefined) return shape;
   let message;
   for (const key in body) {
-    if (key !== 'name' && key !== 'categoryId' && key !== 'status') message = join(message, `${key} is not a known field`);
+    if (key !== 'name' && key !== 'categoryId' && key !== 'status')
+      message = join(message, `${key} is not a known field`);
   }
   const { name, categoryId, status } = body;
-  if (!isPetName(name)) message = join(message, name === undefined ? 'name is required' : NAME_MUST);
-  if (!isId(categoryId)) message = join(message, categoryId === undefined ? 'categoryId is required' : CATEGORY_ID_MUST);
+  if (!isPetName(name))
+    message = join(message, name === undefined ? 'name is required' : NAME_MUST);
+  if (!isId(categoryId))
+    message = join(message, categoryId === undefined ? 'categoryId is required' : CATEGORY_ID_MUST);
   if (status !== undefined && !STATUSES.includes(status)) message = join(message, BODY_STATUS_MUST);
   return message;
 }
@@ -140,25 +169,36 @@ export function parseListQuery(query) {
   if (shape !== undefined) return { error: shape };
   let message;
   for (const key in query) {
-    if (key !== 'limit' && key !== 'status' && key !== 'cursor') message = join(message, `${key} is not a known field`);
+    if (key !== 'limit' && key !== 'status' && key !== 'cursor')
+      message = join(message, `${key} is not a known field`);
   }
   let limit = DEFAULT_PAGE_SIZE;
   const rawLimit = query.limit;
   if (rawLimit !== undefined) {
     limit = decimalInteger(rawLimit);
     if (!(typeof limit === 'number' && limit >= 1 && limit <= MAX_PAGE_SIZE)) {
-      message = join(message, Array.isArray(rawLimit) ? 'limit must be given at most once' : LIMIT_MUST);
+      message = join(
+        message,
+        Array.isArray(rawLimit) ? 'limit must be given at most once' : LIMIT_MUST,
+      );
     }
   }
   const status = query.status;
   if (status !== undefined && !STATUSES.includes(status)) {
-    message = join(message, Array.isArray(status) ? 'status must be given at most once' : QUERY_STATUS_MUST);
+    message = join(
+      message,
+      Array.isArray(status) ? 'status must be given at most once' : QUERY_STATUS_MUST,
+    );
   }
   let afterId = 0;
   const cursor = query.cursor;
   if (cursor !== undefined) {
     afterId = typeof cursor === 'string' ? decodeCursor(cursor) : undefined;
-    if (afterId === undefined) message = join(message, Array.isArray(cursor) ? 'cursor must be given at most once' : CURSOR_MUST);
+    if (afterId === undefined)
+      message = join(
+        message,
+        Array.isArray(cursor) ? 'cursor must be given at most once' : CURSOR_MUST,
+      );
   }
   return message === undefined ? { limit, status, afterId } : { error: message };
 }

@@ -34,7 +34,8 @@ if (!DATABASE_PATH) fail('DATABASE_PATH must name the SQLite file of a migrated 
 function integerFromEnv(name, fallback) {
   const value = process.env[name];
   if (value === undefined || value === '') return fallback;
-  if (!/^\d+$/.test(value)) fail(`${name} must be a non-negative integer (got ${JSON.stringify(value)})`);
+  if (!/^\d+$/.test(value))
+    fail(`${name} must be a non-negative integer (got ${JSON.stringify(value)})`);
   return Number(value);
 }
 
@@ -58,14 +59,20 @@ const DEPRECATION = {
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 // Error bodies that never vary, serialised once.
-const MISSING_KEY = errorBody('UNAUTHORIZED', 'Missing API key: send it as "Authorization: Bearer <API_KEY>"');
+const MISSING_KEY = errorBody(
+  'UNAUTHORIZED',
+  'Missing API key: send it as "Authorization: Bearer <API_KEY>"',
+);
 const INVALID_KEY = errorBody('UNAUTHORIZED', 'Invalid API key');
 const NO_SUCH_ROUTE = errorBody('NOT_FOUND', 'No such route');
 const MALFORMED_URL = errorBody('VALIDATION_FAILED', 'The request URL is malformed');
 const BAD_PET_ID = errorBody('VALIDATION_FAILED', PET_ID_ERROR);
 const INTERNAL_ERROR = errorBody('INTERNAL_ERROR', 'Internal server error');
 const UNAVAILABLE = errorBody('SERVICE_UNAVAILABLE', 'The service is unavailable; retry later');
-const DATABASE_UNAVAILABLE = errorBody('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later');
+const DATABASE_UNAVAILABLE = errorBody(
+  'SERVICE_UNAVAILABLE',
+  'The database is unavailable; retry later',
+);
 
 /** A body the parser refused: reported only after authentication, as the service does. */
 class RejectedBody {
@@ -74,11 +81,20 @@ class RejectedBody {
     this.body = body;
   }
 }
-const UNSUPPORTED_MEDIA_TYPE = new RejectedBody(415, errorBody('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json'));
-const MALFORMED_JSON = new RejectedBody(400, errorBody('MALFORMED_JSON', 'Request body is not valid JSON'));
+const UNSUPPORTED_MEDIA_TYPE = new RejectedBody(
+  415,
+  errorBody('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json'),
+);
+const MALFORMED_JSON = new RejectedBody(
+  400,
+  errorBody('MALFORMED_JSON', 'Request body is not valid JSON'),
+);
 const TOO_DEEP = new RejectedBody(
   400,
-  errorBody('VALIDATION_FAILED', `request body must not nest more than ${MAX_JSON_DEPTH} levels deep`),
+  errorBody(
+    'VALIDATION_FAILED',
+    `request body must not nest more than ${MAX_JSON_DEPTH} levels deep`,
+  ),
 );
 
 const store = openStore(DATABASE_PATH);
@@ -93,7 +109,13 @@ const logger = pino(
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
     redact: {
-      paths: ['authorization', 'headers.authorization', 'req.headers.authorization', 'apiKey', '*.apiKey'],
+      paths: [
+        'authorization',
+        'headers.authorization',
+        'req.headers.authorization',
+        'apiKey',
+        '*.apiKey',
+      ],
       censor: '[redacted]',
     },
   },
@@ -176,7 +198,8 @@ function unauthorized(request, reply, body, sender) {
 function authError(request) {
   const header = request.headers.authorization;
   if (header === undefined) return MISSING_KEY;
-  if (header.length < 8 || header.charCodeAt(6) !== 32 || header.indexOf(' ', 7) !== -1) return INVALID_KEY;
+  if (header.length < 8 || header.charCodeAt(6) !== 32 || header.indexOf(' ', 7) !== -1)
+    return INVALID_KEY;
   if (!/^Bearer$/i.test(header.slice(0, 6))) return INVALID_KEY;
   return store.authenticate(header.slice(7)) ? undefined : INVALID_KEY;
 }
@@ -205,7 +228,8 @@ app.get(PETS_PATH, (request, reply) => {
   const denied = authError(request);
   if (denied !== undefined) return unauthorized(request, reply, denied, send);
   const query = parseListQuery(request.query);
-  if (query.error !== undefined) return send(request, reply, 400, errorBody('VALIDATION_FAILED', query.error));
+  if (query.error !== undefined)
+    return send(request, reply, 400, errorBody('VALIDATION_FAILED', query.error));
   const { limit, status } = query;
   // One row more than asked says whether a next page exists, without a count.
   const rows = store.page(query.afterId, status, limit + 1);
@@ -219,7 +243,10 @@ app.get(PETS_PATH, (request, reply) => {
   body += ']';
   if (rows.length > limit) {
     const statusParam = status === undefined ? '' : `&status=${status}`;
-    reply.header('link', `<${PETS_PATH}?limit=${limit}${statusParam}&cursor=${encodeCursor(rows[limit - 1][0])}>; rel="next"`);
+    reply.header(
+      'link',
+      `<${PETS_PATH}?limit=${limit}${statusParam}&cursor=${encodeCursor(rows[limit - 1][0])}>; rel="next"`,
+    );
   }
   return send(request, reply, 200, body);
 });
@@ -230,7 +257,8 @@ app.post(PETS_PATH, (request, reply) => {
   const pet = request.body;
   if (pet instanceof RejectedBody) return send(request, reply, pet.status, pet.body);
   const invalid = newPetError(pet);
-  if (invalid !== undefined) return send(request, reply, 400, errorBody('VALIDATION_FAILED', invalid));
+  if (invalid !== undefined)
+    return send(request, reply, 400, errorBody('VALIDATION_FAILED', invalid));
   const status = pet.status ?? null;
   const id = store.insert(pet.name, pet.categoryId, status);
   return send(request, reply, 201, petJson(id, pet.name, pet.categoryId, status));
@@ -244,7 +272,8 @@ app.get(`${PETS_PATH}/:petId`, (request, reply) => {
   const id = parsePetId(request.params.petId);
   if (id === undefined) return sendGetPet(request, reply, 400, BAD_PET_ID);
   const row = store.byId(id);
-  if (row === undefined) return sendGetPet(request, reply, 404, errorBody('NOT_FOUND', `No pet with id ${id}`));
+  if (row === undefined)
+    return sendGetPet(request, reply, 404, errorBody('NOT_FOUND', `No pet with id ${id}`));
   return sendGetPet(request, reply, 200, petJson(row[0], row[1], row[2], row[3]));
 });
 
@@ -258,7 +287,12 @@ app.get('/health/ready', (request, reply) => {
     reply.header('retry-after', '1');
     return send(request, reply, 503, UNAVAILABLE);
   }
-  return send(request, reply, 200, `{"status":"ok","database":{"status":"up","responseTimeMs":${Date.now() - startedAt}}}`);
+  return send(
+    request,
+    reply,
+    200,
+    `{"status":"ok","database":{"status":"up","responseTimeMs":${Date.now() - startedAt}}}`,
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -267,14 +301,16 @@ app.get('/health/ready', (request, reply) => {
 /** Methods served on a raw path, as the service's RouteTable lists them (HEAD comes with GET). */
 function allowedMethods(path) {
   if (path === PETS_PATH) return 'GET, HEAD, POST';
-  if (path.startsWith('/v1/pets/') && path.indexOf('/', 9) === -1 && path.length > 9) return 'GET, HEAD';
+  if (path.startsWith('/v1/pets/') && path.indexOf('/', 9) === -1 && path.length > 9)
+    return 'GET, HEAD';
   if (path === '/health/live' || path === '/health/ready') return 'GET, HEAD';
   return undefined;
 }
 
 app.setNotFoundHandler((request, reply) => {
   const allow = allowedMethods(request.url.split('?', 1)[0]);
-  if (allow === undefined || allow.split(', ').includes(request.method)) return send(request, reply, 404, NO_SUCH_ROUTE);
+  if (allow === undefined || allow.split(', ').includes(request.method))
+    return send(request, reply, 404, NO_SUCH_ROUTE);
   reply.header('allow', allow);
   const message = `Method ${request.method} is not allowed here; use ${allow}`;
   return send(request, reply, 405, errorBody('METHOD_NOT_ALLOWED', message));
@@ -300,7 +336,10 @@ app.setErrorHandler((error, request, reply) => {
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const code = CODE_FOR_STATUS.get(status) ?? 'VALIDATION_FAILED';
     if (code === 'UNAUTHORIZED') return unauthorized(request, reply, INVALID_KEY, sender);
-    const message = code === 'PAYLOAD_TOO_LARGE' ? `Request body exceeds ${BODY_LIMIT_BYTES} bytes` : (FIXED_MESSAGES[code] ?? ERROR_CODES[code].meaning);
+    const message =
+      code === 'PAYLOAD_TOO_LARGE'
+        ? `Request body exceeds ${BODY_LIMIT_BYTES} bytes`
+        : (FIXED_MESSAGES[code] ?? ERROR_CODES[code].meaning);
     return sender(request, reply, ERROR_CODES[code].status, errorBody(code, message));
   }
   // A 5xx: logged with its cause, which never reaches the client.
@@ -317,11 +356,18 @@ app.setErrorHandler((error, request, reply) => {
  * (http-adapter.ts answerUnparsableRequest). A client that stopped sending is just disconnected.
  */
 function answerUnparsableRequest(error, socket) {
-  if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable) {
+  if (
+    error.code === 'ECONNRESET' ||
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ||
+    !socket.writable
+  ) {
     socket.destroy();
     return;
   }
-  const message = error.code === 'HPE_HEADER_OVERFLOW' ? 'Request headers are too large' : 'Malformed HTTP request';
+  const message =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? 'Request headers are too large'
+      : 'Malformed HTTP request';
   const body = errorBody('VALIDATION_FAILED', message);
   const headers = {
     'content-type': JSON_TYPE,
@@ -331,7 +377,9 @@ function answerUnparsableRequest(error, socket) {
     'x-request-id': randomUUID(),
     connection: 'close',
   };
-  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   socket.end(`HTTP/1.1 400 Bad Request\r\n${head}\r\n${body}`);
 }
 

@@ -17,9 +17,13 @@ export function openStore(path) {
   db.pragma('journal_mode = WAL');
 
   // raw(): rows as arrays, so no object per row is built only to be taken apart again.
-  const pageAll = db.prepare('SELECT id, name, category_id, status FROM pets WHERE id > ? ORDER BY id LIMIT ?').raw();
+  const pageAll = db
+    .prepare('SELECT id, name, category_id, status FROM pets WHERE id > ? ORDER BY id LIMIT ?')
+    .raw();
   const pageByStatus = db
-    .prepare('SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?')
+    .prepare(
+      'SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?',
+    )
     .raw();
   const byId = db.prepare('SELECT id, name, category_id, status FROM pets WHERE id = ?').raw();
   const insert = db.prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)');
@@ -31,10 +35,12 @@ export function openStore(path) {
 
   return {
     /** Up to `take` rows [id, name, category_id, status] after `afterId`, ascending. */
-    page: (afterId, status, take) => (status === undefined ? pageAll.all(afterId, take) : pageByStatus.all(status, afterId, take)),
+    page: (afterId, status, take) =>
+      status === undefined ? pageAll.all(afterId, take) : pageByStatus.all(status, afterId, take),
     byId: (id) => byId.get(id),
     /** Stores a pet and returns its id. */
-    insert: (name, categoryId, status) => Number(insert.run(name, categoryId, status).lastInsertRowid),
+    insert: (name, categoryId, status) =>
+      Number(insert.run(name, categoryId, status).lastInsertRowid),
     ping: () => ping.get(),
     close: () => db.close(),
 
@@ -46,7 +52,11 @@ export function openStore(path) {
       const trustedUntil = verified.get(hash);
       if (trustedUntil !== undefined && trustedUntil > Date.now()) return true;
       const stored = keyByPrefix.get(match[1]);
-      if (stored === undefined || stored.revoked_at !== null || !hashesEqual(stored.key_hash, hash)) {
+      if (
+        stored === undefined ||
+        stored.revoked_at !== null ||
+        !hashesEqual(stored.key_hash, hash)
+      ) {
         verified.delete(hash);
         return false;
       }

@@ -17,14 +17,24 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
     return this.isPublic(context) || super.canActivate(context);
   }
 
-  override handleRequest<T>(error: unknown, principal: T | false, _info: unknown, context: ExecutionContext): T {
+  override handleRequest<T>(
+    error: Error | null,
+    principal: T | false,
+    _info: unknown,
+    context: ExecutionContext,
+  ): T {
     if (error) throw error;
     if (!principal) throw missingOrInvalidKey(context.switchToHttp().getRequest<FastifyRequest>());
     return principal;
   }
 
   private isPublic(context: ExecutionContext): boolean {
-    return this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, [context.getHandler(), context.getClass()]) ?? false;
+    return (
+      this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, [
+        context.getHandler(),
+        context.getClass(),
+      ]) ?? false
+    );
   }
 }
 

@@ -10,7 +10,10 @@ export interface ApiKeyPrincipal {
   name: string;
 }
 
-export type ApiKeySummary = Pick<ApiKeyEntity, 'id' | 'name' | 'prefix' | 'createdAt' | 'revokedAt'>;
+export type ApiKeySummary = Pick<
+  ApiKeyEntity,
+  'id' | 'name' | 'prefix' | 'createdAt' | 'revokedAt'
+>;
 
 /**
  * How long a verified key is trusted without asking the database again. It bounds how late a
@@ -34,7 +37,9 @@ export class ApiKeysService {
       throw new RangeError('key name must be 1 to 100 printable ASCII characters');
     }
     const { key, prefix, hash } = generateApiKey();
-    const saved = await this.keys.save(this.keys.create({ name, prefix, keyHash: hash, revokedAt: null }));
+    const saved = await this.keys.save(
+      this.keys.create({ name, prefix, keyHash: hash, revokedAt: null }),
+    );
     return { key, summary: summarize(saved) };
   }
 

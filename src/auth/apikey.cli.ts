@@ -13,7 +13,11 @@ class UsageError extends Error {}
 async function run(args: string[]): Promise<void> {
   const [command, argument, ...extra] = args;
   const needsArgument = command === 'create' || command === 'revoke';
-  if (!['create', 'list', 'revoke'].includes(command) || needsArgument !== (argument !== undefined) || extra.length) {
+  if (
+    !['create', 'list', 'revoke'].includes(command) ||
+    needsArgument !== (argument !== undefined) ||
+    extra.length
+  ) {
     throw new UsageError(USAGE);
   }
   loadDotEnv();
@@ -34,18 +38,35 @@ async function run(args: string[]): Promise<void> {
 
 async function revoke(apiKeys: ApiKeysService, argument: string): Promise<void> {
   const id = /^[1-9]\d{0,9}$/.test(argument) ? Number(argument) : NaN;
-  if (Number.isNaN(id)) throw new UsageError(`revoke: "${argument}" is not a key id (see: apikey list)`);
+  if (Number.isNaN(id))
+    throw new UsageError(`revoke: "${argument}" is not a key id (see: apikey list)`);
   const revoked = await apiKeys.revoke(id);
   if (!revoked) throw new Error(`revoke: no key with id ${id}`);
-  process.stdout.write(`revoked key ${revoked.id} (${revoked.name}) at ${revoked.revokedAt!.toISOString()}\n`);
+  process.stdout.write(
+    `revoked key ${revoked.id} (${revoked.name}) at ${revoked.revokedAt!.toISOString()}\n`,
+  );
 }
 
 function formatTable(keys: ApiKeySummary[]): string {
   const rows = [['id', 'name', 'prefix', 'created', 'revoked']].concat(
-    keys.map((k) => [String(k.id), k.name, k.prefix, k.createdAt.toISOString(), k.revokedAt?.toISOString() ?? '-']),
+    keys.map((k) => [
+      String(k.id),
+      k.name,
+      k.prefix,
+      k.createdAt.toISOString(),
+      k.revokedAt?.toISOString() ?? '-',
+    ]),
   );
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd() + '\n').join('');
+  return rows
+    .map(
+      (row) =>
+        row
+          .map((cell, column) => cell.padEnd(widths[column]))
+          .join('  ')
+          .trimEnd() + '\n',
+    )
+    .join('');
 }
 
 run(process.argv.slice(2)).catch((error: unknown) => {

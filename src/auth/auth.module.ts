@@ -10,7 +10,12 @@ import { LocalApiKeyProvisioner } from './local-api-key.provisioner.js';
 
 @Module({
   imports: [PassportModule, TypeOrmModule.forFeature([ApiKeyEntity])],
-  providers: [ApiKeysService, ApiKeyStrategy, LocalApiKeyProvisioner, { provide: APP_GUARD, useClass: ApiKeyGuard }],
+  providers: [
+    ApiKeysService,
+    ApiKeyStrategy,
+    LocalApiKeyProvisioner,
+    { provide: APP_GUARD, useClass: ApiKeyGuard },
+  ],
   exports: [ApiKeysService],
 })
 export class AuthModule {}

@@ -18,7 +18,10 @@ class AuthorizationHeaderBearerStrategy extends BearerStrategy<VerifyFunction> {
 }
 
 @Injectable()
-export class ApiKeyStrategy extends PassportStrategy(AuthorizationHeaderBearerStrategy, API_KEY_STRATEGY) {
+export class ApiKeyStrategy extends PassportStrategy(
+  AuthorizationHeaderBearerStrategy,
+  API_KEY_STRATEGY,
+) {
   constructor(private readonly apiKeys: ApiKeysService) {
     super();
   }

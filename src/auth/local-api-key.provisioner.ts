@@ -19,10 +19,14 @@ export class LocalApiKeyProvisioner implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     if (!(await this.apiKeys.isEmpty())) return;
     if (this.config.nodeEnv === 'production') {
-      this.logger.warn('No API key exists: every request will get 401 until one is created (npm run apikey -- create <name>)');
+      this.logger.warn(
+        'No API key exists: every request will get 401 until one is created (npm run apikey -- create <name>)',
+      );
       return;
     }
     const { key } = await this.apiKeys.create('local');
-    this.logger.warn(`No API key existed, so one named "local" was created. It is shown only now: ${key}`);
+    this.logger.warn(
+      `No API key existed, so one named "local" was created. It is shown only now: ${key}`,
+    );
   }
 }

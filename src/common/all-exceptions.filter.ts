@@ -22,7 +22,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const error = this.describe(exception, request);
     if (error.getStatus() >= 500) request.log.error({ err: exception }, 'request failed');
     if (reply.sent) return;
-    reply.status(error.getStatus()).headers(error.headers).type('application/json').send(error.body);
+    reply
+      .status(error.getStatus())
+      .headers(error.headers)
+      .type('application/json')
+      .send(error.body);
   }
 
   private describe(exception: unknown, request: FastifyRequest): ApiError {
@@ -36,9 +40,14 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private unmatchedRoute(request: FastifyRequest): ApiError {
     const allowed = this.routes.allowedMethods(request.url.split('?', 1)[0]);
     // A route for this very method answered 404 itself (a missing file under /docs).
-    if (allowed.length === 0 || allowed.includes(request.method)) return new ApiError('NOT_FOUND', 'No such route');
-    return new ApiError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed here; use ${allowed.join(', ')}`, {
-      Allow: allowed.join(', '),
-    });
+    if (allowed.length === 0 || allowed.includes(request.method))
+      return new ApiError('NOT_FOUND', 'No such route');
+    return new ApiError(
+      'METHOD_NOT_ALLOWED',
+      `Method ${request.method} is not allowed here; use ${allowed.join(', ')}`,
+      {
+        Allow: allowed.join(', '),
+      },
+    );
   }
 }

@@ -26,7 +26,8 @@ export class ApiError extends HttpException {
 
 export const WWW_AUTHENTICATE = 'Bearer realm="animal-store"';
 
-export const validationFailed = (message: string): ApiError => new ApiError('VALIDATION_FAILED', message);
+export const validationFailed = (message: string): ApiError =>
+  new ApiError('VALIDATION_FAILED', message);
 
 /** Every 401 carries the challenge (RFC 6750 via api-decisions §2). */
 export const unauthorized = (message: string): ApiError =>

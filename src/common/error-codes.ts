@@ -1,15 +1,33 @@
 /** Stable, machine-readable error codes: the `code` of every Error body (api-decisions §5). */
 export const ERROR_CODES = {
-  VALIDATION_FAILED: { status: 400, meaning: 'A parameter or the body is invalid; the message names the field.' },
+  VALIDATION_FAILED: {
+    status: 400,
+    meaning: 'A parameter or the body is invalid; the message names the field.',
+  },
   MALFORMED_JSON: { status: 400, meaning: 'The request body is not parsable JSON.' },
   UNAUTHORIZED: { status: 401, meaning: 'The API key is missing, malformed, unknown or revoked.' },
   NOT_FOUND: { status: 404, meaning: 'No pet with that id, or no such route.' },
-  METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists but not with this method; see the Allow header.' },
-  IDEMPOTENCY_CONFLICT: { status: 409, meaning: 'A request with the same Idempotency-Key is still in flight.' },
-  PAYLOAD_TOO_LARGE: { status: 413, meaning: 'The request body exceeds the configured size limit.' },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    meaning: 'The path exists but not with this method; see the Allow header.',
+  },
+  IDEMPOTENCY_CONFLICT: {
+    status: 409,
+    meaning: 'A request with the same Idempotency-Key is still in flight.',
+  },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    meaning: 'The request body exceeds the configured size limit.',
+  },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'The request body is not application/json.' },
-  IDEMPOTENCY_KEY_REUSED: { status: 422, meaning: 'The Idempotency-Key was already used with a different body.' },
-  RATE_LIMITED: { status: 429, meaning: 'The API key exceeded its request budget; retry after Retry-After seconds.' },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    meaning: 'The Idempotency-Key was already used with a different body.',
+  },
+  RATE_LIMITED: {
+    status: 429,
+    meaning: 'The API key exceeded its request budget; retry after Retry-After seconds.',
+  },
   INTERNAL_ERROR: { status: 500, meaning: 'An unexpected error; nothing about it is exposed.' },
   SERVICE_UNAVAILABLE: { status: 503, meaning: 'The database is unreachable; retry later.' },
 } as const satisfies Record<string, { status: number; meaning: string }>;

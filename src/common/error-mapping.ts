@@ -26,7 +26,9 @@ export function toApiError(exception: unknown, bodyLimitBytes: number): ApiError
   const status = clientErrorStatus(exception);
   if (status !== undefined) return fromStatus(status, bodyLimitBytes);
   return isDatabaseUnavailable(exception)
-    ? new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', { 'Retry-After': '1' })
+    ? new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', {
+        'Retry-After': '1',
+      })
     : new ApiError('INTERNAL_ERROR', 'Internal server error');
 }
 
@@ -51,7 +53,9 @@ function fromStatus(status: number, bodyLimitBytes: number): ApiError {
  */
 function clientErrorStatus(exception: unknown): number | undefined {
   const status =
-    exception instanceof HttpException ? exception.getStatus() : (exception as { statusCode?: unknown })?.statusCode;
+    exception instanceof HttpException
+      ? exception.getStatus()
+      : (exception as { statusCode?: unknown })?.statusCode;
   if (typeof status !== 'number') return undefined;
   return (status >= 400 && status < 500) || status === 503 ? status : undefined;
 }

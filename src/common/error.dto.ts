@@ -15,7 +15,12 @@ export class ErrorDto {
   @ApiProperty({ description: 'Human-readable description.', example: 'name is required' })
   message: string;
 
-  @ApiProperty({ description: 'The HTTP status code, repeated.', type: 'integer', format: 'int32', example: 400 })
+  @ApiProperty({
+    description: 'The HTTP status code, repeated.',
+    type: 'integer',
+    format: 'int32',
+    example: 400,
+  })
   status: number;
 }
 
@@ -28,5 +33,9 @@ function describeStatus(status: number): string {
 
 /** Documents error responses, all with the Error body. */
 export function ApiErrorResponses(...statuses: number[]) {
-  return applyDecorators(...statuses.map((status) => ApiResponse({ status, description: describeStatus(status), type: ErrorDto })));
+  return applyDecorators(
+    ...statuses.map((status) =>
+      ApiResponse({ status, description: describeStatus(status), type: ErrorDto }),
+    ),
+  );
 }

@@ -2,7 +2,6 @@ import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@
 import { RejectedBody } from '../http/request-body.js';
 import { validationFailed } from './api-error.js';
 
-
 const WHERE: Partial<Record<ArgumentMetadata['type'], string>> = {
   body: 'request body',
   query: 'query string',
@@ -36,12 +35,17 @@ export class RequestValidationPipe extends ValidationPipe {
   }
 }
 
-function assertPlainObject(value: unknown, where: string): asserts value is Record<string, unknown> {
+function assertPlainObject(
+  value: unknown,
+  where: string,
+): asserts value is Record<string, unknown> {
   if (value === undefined || value === null) {
     throw validationFailed(`${where} is required: expected a JSON object`);
   }
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw validationFailed(`${where} must be a JSON object, not ${Array.isArray(value) ? 'an array' : typeof value}`);
+    throw validationFailed(
+      `${where} must be a JSON object, not ${Array.isArray(value) ? 'an array' : typeof value}`,
+    );
   }
   // class-transformer skips (and so the whitelist never sees) keys that exist on Object.prototype,
   // such as toString or __proto__; none of them is a field of ours.
@@ -52,7 +56,9 @@ function assertPlainObject(value: unknown, where: string): asserts value is Reco
 function describe(errors: ValidationError[]): string {
   return errors
     .map(({ property, constraints = {} }) =>
-      constraints.whitelistValidation ? `${property} is not a known field` : Object.values(constraints)[0],
+      constraints.whitelistValidation
+        ? `${property} is not a known field`
+        : Object.values(constraints)[0],
     )
     .join('; ');
 }

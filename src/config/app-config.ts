@@ -91,14 +91,28 @@ function databaseUrl(name: string, value: string): DatabaseConfig {
   if (/^postgres(ql)?:\/\/./.test(value) && URL.canParse(value)) {
     return { type: 'postgres', url: value };
   }
-  throw new ConfigError(name, 'sqlite:<path> or postgres://user@host:port/database', redactUrl(value));
+  throw new ConfigError(
+    name,
+    'sqlite:<path> or postgres://user@host:port/database',
+    redactUrl(value),
+  );
 }
 
 function versionedBaseUrl(name: string, value: string): string {
   const url = URL.canParse(value) ? new URL(value) : undefined;
-  const plain = url && /^https?:$/.test(url.protocol) && !url.username && !url.password && !url.search && !url.hash;
+  const plain =
+    url &&
+    /^https?:$/.test(url.protocol) &&
+    !url.username &&
+    !url.password &&
+    !url.search &&
+    !url.hash;
   if (plain && /\/v1\/?$/.test(url.pathname)) return value.replace(/\/$/, '');
-  throw new ConfigError(name, 'an http(s) URL ending in /v1, without credentials, query or fragment', value);
+  throw new ConfigError(
+    name,
+    'an http(s) URL ending in /v1, without credentials, query or fragment',
+    value,
+  );
 }
 
 /** Keeps credentials in DATABASE_URL out of error messages: everything up to the last `@` goes. */

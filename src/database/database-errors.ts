@@ -14,7 +14,8 @@ const UNAVAILABLE_CODES = new Set([
   'SQLITE_LOCKED',
 ]);
 
-const UNAVAILABLE_MESSAGES = /connection terminated|timeout exceeded when trying to connect|driver not connected/i;
+const UNAVAILABLE_MESSAGES =
+  /connection terminated|timeout exceeded when trying to connect|driver not connected/i;
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;

@@ -17,7 +17,15 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .addServer(config.publicBaseUrl, 'Production')
     .addServer(config.stagingBaseUrl, 'Staging')
     .addTag('animals', 'The animal catalogue.')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'An API key: `pets_<prefix>_<secret>`.' }, 'bearerAuth')
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'API key',
+        description: 'An API key: `pets_<prefix>_<secret>`.',
+      },
+      'bearerAuth',
+    )
     .build();
   const document = SwaggerModule.createDocument(app, options, { extraModels: [ErrorDto] });
   return withPathsRelativeToServers(document);
@@ -36,7 +44,10 @@ export function setupDocs(app: INestApplication, document: OpenAPIObject): void 
 /** Servers end in /v1 (seed §9), so paths in the document are relative to it: `/pets`, not `/v1/pets`. */
 function withPathsRelativeToServers(document: OpenAPIObject): OpenAPIObject {
   const paths = Object.fromEntries(
-    Object.entries(document.paths).map(([path, item]) => [path.replace(new RegExp(`^${API_VERSION_PATH}(?=/)`), ''), item]),
+    Object.entries(document.paths).map(([path, item]) => [
+      path.replace(new RegExp(`^${API_VERSION_PATH}(?=/)`), ''),
+      item,
+    ]),
   );
   return { ...document, paths };
 }

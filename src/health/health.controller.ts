@@ -24,13 +24,21 @@ export class HealthController {
   async ready() {
     const startedAt = performance.now();
     if (!(await this.databaseAnswers())) throw new ServiceUnavailableException();
-    return { status: 'ok', database: { status: 'up', responseTimeMs: Math.round(performance.now() - startedAt) } };
+    return {
+      status: 'ok',
+      database: { status: 'up', responseTimeMs: Math.round(performance.now() - startedAt) },
+    };
   }
 
   private async databaseAnswers(): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<false>((resolve) => (timer = setTimeout(resolve, DATABASE_PING_TIMEOUT_MS, false)));
-    const ping = this.dataSource.query('SELECT 1').then(() => true, () => false);
+    const timeout = new Promise<false>(
+      (resolve) => (timer = setTimeout(resolve, DATABASE_PING_TIMEOUT_MS, false)),
+    );
+    const ping = this.dataSource.query('SELECT 1').then(
+      () => true,
+      () => false,
+    );
     try {
       return await Promise.race([ping, timeout]);
     } finally {

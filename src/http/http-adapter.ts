@@ -12,7 +12,10 @@ import { routeHeaders } from './route-headers.js';
 import type { RouteTable } from './route-table.js';
 
 /** Sent on every response (api-decisions §11), whatever produced it. */
-const HYGIENE_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' } as const;
+const HYGIENE_HEADERS = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+} as const;
 
 /** An incoming X-Request-Id is echoed only when it is short and plain; otherwise one is made. */
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -35,7 +38,11 @@ export function createHttpAdapter(config: AppConfig, logger: Logger): FastifyAda
     frameworkErrors: (_error: Error, request: FastifyRequest, reply: FastifyReply) => {
       reply.raw.once('finish', () => requestLog.requestCompleted(null, request, reply));
       const error = new ApiError('VALIDATION_FAILED', 'The request URL is malformed');
-      void reply.status(400).headers(responseHeaders(request)).type('application/json').send(error.body);
+      void reply
+        .status(400)
+        .headers(responseHeaders(request))
+        .type('application/json')
+        .send(error.body);
     },
     clientErrorHandler: answerUnparsableRequest,
   });
@@ -49,13 +56,14 @@ export function configureHttpServer(fastify: FastifyInstance, routes: RouteTable
   // Responses finished during shutdown close their connection; otherwise a keep-alive client that
   // sent its request before SIGTERM would hold close() open until its idle timeout.
   let closing = false;
-  fastify.addHook('preClose', async () => {
+  fastify.addHook('preClose', (done) => {
     closing = true;
+    done();
   });
-  fastify.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  fastify.addHook('onSend', (request, reply, payload, done) => {
     reply.headers(responseHeaders(request));
     if (closing) reply.header('connection', 'close');
-    return payload;
+    done(null, payload);
   });
 }
 
@@ -75,11 +83,18 @@ function requestId(request: IncomingMessage): string {
  * A client that stopped sending is just disconnected.
  */
 function answerUnparsableRequest(error: Error & { code?: string }, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable) {
+  if (
+    error.code === 'ECONNRESET' ||
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ||
+    !socket.writable
+  ) {
     socket.destroy();
     return;
   }
-  const message = error.code === 'HPE_HEADER_OVERFLOW' ? 'Request headers are too large' : 'Malformed HTTP request';
+  const message =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? 'Request headers are too large'
+      : 'Malformed HTTP request';
   const body = JSON.stringify(new ApiError('VALIDATION_FAILED', message).body);
   const headers = {
     'content-type': 'application/json; charset=utf-8',
@@ -88,6 +103,8 @@ function answerUnparsableRequest(error: Error & { code?: string }, socket: Socke
     'x-request-id': randomUUID(),
     connection: 'close',
   };
-  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   socket.end(`HTTP/1.1 400 Bad Request\r\n${head}\r\n${body}`);
 }

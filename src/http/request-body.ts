@@ -18,7 +18,12 @@ export function registerBodyParsers(fastify: FastifyInstance): void {
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
   fastify.addContentTypeParser('*', (_request, _payload, done) => {
-    done(null, new RejectedBody(new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json')));
+    done(
+      null,
+      new RejectedBody(
+        new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json'),
+      ),
+    );
   });
 }
 
@@ -26,16 +31,26 @@ export function registerBodyParsers(fastify: FastifyInstance): void {
  * Plain JSON.parse (an own `__proto__` key stays a harmless data property; the validation pipe
  * rejects it by name). An empty body parses to undefined, which validation reports as missing.
  */
-function parseJsonBody(_request: FastifyRequest, body: string, done: (error: Error | null, value?: unknown) => void): void {
+function parseJsonBody(
+  _request: FastifyRequest,
+  body: string,
+  done: (error: Error | null, value?: unknown) => void,
+): void {
   if (body.length === 0) return done(null, undefined);
   let value: unknown;
   try {
     value = JSON.parse(body);
   } catch {
-    return done(null, new RejectedBody(new ApiError('MALFORMED_JSON', 'Request body is not valid JSON')));
+    return done(
+      null,
+      new RejectedBody(new ApiError('MALFORMED_JSON', 'Request body is not valid JSON')),
+    );
   }
   if (nestingDepth(value) > MAX_JSON_DEPTH) {
-    const error = new ApiError('VALIDATION_FAILED', `request body must not nest more than ${MAX_JSON_DEPTH} levels deep`);
+    const error = new ApiError(
+      'VALIDATION_FAILED',
+      `request body must not nest more than ${MAX_JSON_DEPTH} levels deep`,
+    );
     return done(null, new RejectedBody(error));
   }
   done(null, value);

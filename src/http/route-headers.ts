@@ -5,10 +5,12 @@ import type { FastifyRequest } from 'fastify';
  * Headers a route sends on every response, errors from the guard and pipes included, which an
  * interceptor could not do. Applied by the `onSend` hook in `http-adapter.ts`.
  */
-export const RouteHeaders = (headers: Record<string, string>) => RouteConfig({ responseHeaders: headers });
+export const RouteHeaders = (headers: Record<string, string>) =>
+  RouteConfig({ responseHeaders: headers });
 
 export function routeHeaders(request: FastifyRequest): Record<string, string> | undefined {
-  return (request.routeOptions.config as { responseHeaders?: Record<string, string> } | undefined)?.responseHeaders;
+  return (request.routeOptions.config as { responseHeaders?: Record<string, string> } | undefined)
+    ?.responseHeaders;
 }
 
 export interface Deprecation {
@@ -20,7 +22,11 @@ export interface Deprecation {
   successor: string;
 }
 
-export function deprecationHeaders({ since, sunset, successor }: Deprecation): Record<string, string> {
+export function deprecationHeaders({
+  since,
+  sunset,
+  successor,
+}: Deprecation): Record<string, string> {
   return {
     Deprecation: `@${Math.floor(since.getTime() / 1000)}`,
     Sunset: sunset.toUTCString(),

@@ -20,7 +20,9 @@ export class RouteTable {
 
   /** Methods that have a route for this path, sorted; empty when the path is unknown. */
   allowedMethods(path: string): string[] {
-    const methods = this.routes.filter(({ pattern }) => pattern.test(path)).map(({ method }) => method);
+    const methods = this.routes
+      .filter(({ pattern }) => pattern.test(path))
+      .map(({ method }) => method);
     return [...new Set(methods)].sort();
   }
 }

@@ -48,7 +48,12 @@ export class NestPinoLogger implements LoggerService {
     this.write('fatal', message, params);
   }
 
-  private write(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace', message: unknown, params: unknown[], stack?: string): void {
+  private write(
+    level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace',
+    message: unknown,
+    params: unknown[],
+    stack?: string,
+  ): void {
     const context = typeof params.at(-1) === 'string' ? (params.at(-1) as string) : undefined;
     if (message instanceof Error) {
       this.logger[level]({ context, err: message }, message.message);

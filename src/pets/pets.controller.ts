@@ -1,5 +1,11 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { ApiErrorResponses } from '../common/error.dto.js';
 import { deprecationHeaders, RouteHeaders } from '../http/route-headers.js';
@@ -31,16 +37,32 @@ export class PetsController {
   constructor(private readonly pets: PetsService) {}
 
   @Get()
-  @ApiOperation({ operationId: 'listPets', summary: 'List all animals', description: LIST_PETS_DESCRIPTION })
+  @ApiOperation({
+    operationId: 'listPets',
+    summary: 'List all animals',
+    description: LIST_PETS_DESCRIPTION,
+  })
   @ApiOkResponse({
     description: 'A page of animals, in ascending id order.',
     type: [PetDto],
-    headers: { Link: { description: 'RFC 8288 link to the next page, `<…>; rel="next"`; absent on the last page.', schema: { type: 'string' } } },
+    headers: {
+      Link: {
+        description: 'RFC 8288 link to the next page, `<…>; rel="next"`; absent on the last page.',
+        schema: { type: 'string' },
+      },
+    },
   })
   @ApiErrorResponses(400)
-  async listPets(@Query() query: ListPetsQueryDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<PetDto[]> {
+  async listPets(
+    @Query() query: ListPetsQueryDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<PetDto[]> {
     const page = await this.pets.list(query);
-    if (page.next) reply.header('Link', `<${PETS_PATH}?${new URLSearchParams(page.next)}>; rel="next"`);
+    if (page.next)
+      reply.header(
+        'Link',
+        `<${PETS_PATH}?${new URLSearchParams(page.next).toString()}>; rel="next"`,
+      );
     return page.pets;
   }
 
@@ -65,9 +87,18 @@ export class PetsController {
     description: 'The animal.',
     type: PetDto,
     headers: {
-      Deprecation: { description: 'RFC 9745: when this operation was deprecated.', schema: { type: 'string', example: GET_PET_DEPRECATION.Deprecation } },
-      Sunset: { description: 'RFC 8594: when this operation is removed.', schema: { type: 'string', example: GET_PET_DEPRECATION.Sunset } },
-      Link: { description: 'The successor: `</v1/pets>; rel="successor-version"`.', schema: { type: 'string', example: GET_PET_DEPRECATION.Link } },
+      Deprecation: {
+        description: 'RFC 9745: when this operation was deprecated.',
+        schema: { type: 'string', example: GET_PET_DEPRECATION.Deprecation },
+      },
+      Sunset: {
+        description: 'RFC 8594: when this operation is removed.',
+        schema: { type: 'string', example: GET_PET_DEPRECATION.Sunset },
+      },
+      Link: {
+        description: 'The successor: `</v1/pets>; rel="successor-version"`.',
+        schema: { type: 'string', example: GET_PET_DEPRECATION.Link },
+      },
     },
   })
   @ApiErrorResponses(400, 404)

@@ -23,7 +23,9 @@ export class PetsRepository {
   private readonly sql: ReturnType<typeof statementsFor>;
 
   constructor(@InjectRepository(PetEntity) private readonly pets: Repository<PetEntity>) {
-    this.sql = statementsFor(pets.manager.connection.options.type === 'postgres' ? 'postgres' : 'sqlite');
+    this.sql = statementsFor(
+      pets.manager.connection.options.type === 'postgres' ? 'postgres' : 'sqlite',
+    );
   }
 
   async findPage({ afterId, status, limit }: PetPageQuery): Promise<PetEntity[]> {
@@ -39,7 +41,11 @@ export class PetsRepository {
   }
 
   async insert(pet: Omit<PetEntity, 'id'>): Promise<PetEntity> {
-    const [{ id }]: Pick<PetRow, 'id'>[] = await this.pets.query(this.sql.insert, [pet.name, pet.categoryId, pet.status]);
+    const [{ id }]: Pick<PetRow, 'id'>[] = await this.pets.query(this.sql.insert, [
+      pet.name,
+      pet.categoryId,
+      pet.status,
+    ]);
     return { ...pet, id: Number(id) };
   }
 }
@@ -62,7 +68,9 @@ function statementsFor(engine: 'postgres' | 'sqlite') {
   const sql = (text: string) => (engine === 'postgres' ? numberPlaceholders(text) : text);
   return {
     page: sql(`SELECT ${COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`),
-    pageWithStatus: sql(`SELECT ${COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`),
+    pageWithStatus: sql(
+      `SELECT ${COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
+    ),
     byId: sql(`SELECT ${COLUMNS} FROM pets WHERE id = ?`),
     insert: sql('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id'),
   };

@@ -23,7 +23,14 @@ export class PetsService {
     const rows = await this.pets.findPage({ afterId, status, limit: limit + 1 });
     const pets = rows.slice(0, limit).map(toPetDto);
     if (rows.length <= limit) return { pets };
-    return { pets, next: { limit: String(limit), ...(status && { status }), cursor: encodeCursor(pets[pets.length - 1].id) } };
+    return {
+      pets,
+      next: {
+        limit: String(limit),
+        ...(status && { status }),
+        cursor: encodeCursor(pets[pets.length - 1].id),
+      },
+    };
   }
 
   async create({ name, categoryId, status }: NewPetDto): Promise<PetDto> {

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runApiKeyCli } from '../support/processes.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
@@ -33,7 +34,9 @@ describe.each(ENGINES)('apikey CLI [%s]', (engine) => {
     const [header, ...rows] = listed.stdout.trimEnd().split('\n');
     expect(header.split(/\s+/)).toEqual(['id', 'name', 'prefix', 'created', 'revoked']);
     const row = rows.find((line) => line.includes(prefix))!;
-    expect(row).toMatch(new RegExp(`^\\d+\\s+listed\\s+${prefix}\\s+\\d{4}-\\d\\d-\\d\\dT\\S+Z\\s+-$`));
+    expect(row).toMatch(
+      new RegExp(`^\\d+\\s+listed\\s+${prefix}\\s+\\d{4}-\\d\\d-\\d\\dT\\S+Z\\s+-$`),
+    );
     expect(listed.stdout).not.toContain(key.slice(-43));
   });
 
@@ -54,18 +57,24 @@ describe.each(ENGINES)('apikey CLI [%s]', (engine) => {
     }
     expect(status).toBe(401);
     expect((await t.request('GET', '/v1/pets')).statusCode).toBe(200);
-    expect((await runApiKeyCli(['list'], t.databaseUrl)).stdout).toMatch(new RegExp(`^${id}\\s+to-revoke\\s+\\S+\\s+\\S+Z\\s+\\S+Z$`, 'm'));
+    expect((await runApiKeyCli(['list'], t.databaseUrl)).stdout).toMatch(
+      new RegExp(`^${id}\\s+to-revoke\\s+\\S+\\s+\\S+Z\\s+\\S+Z$`, 'm'),
+    );
   });
 
-  it.each([[[]], [['create']], [['revoke']], [['delete', '1']], [['list', 'extra']], [['revoke', 'abc']]])(
-    'exits 2 with usage on stderr for %j',
-    async (args) => {
-      const result = await runApiKeyCli(args, t.databaseUrl);
-      expect(result.code).toBe(2);
-      expect(result.stdout).toBe('');
-      expect(result.stderr).not.toBe('');
-    },
-  );
+  it.each([
+    [[]],
+    [['create']],
+    [['revoke']],
+    [['delete', '1']],
+    [['list', 'extra']],
+    [['revoke', 'abc']],
+  ])('exits 2 with usage on stderr for %j', async (args) => {
+    const result = await runApiKeyCli(args, t.databaseUrl);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).not.toBe('');
+  });
 
   it('exits 1 when revoking an id that does not exist', async () => {
     const result = await runApiKeyCli(['revoke', '999999'], t.databaseUrl);
@@ -77,10 +86,10 @@ describe('npm run --silent apikey', () => {
   it('prints the key alone, as the README documents', async () => {
     const t = await startTestApp('sqlite');
     try {
-      const stdout = await new Promise<string>((resolve, reject) =>
-        execFile('npm', ['run', '--silent', 'apikey', '--', 'create', 'via-npm'], { env: { ...process.env, DATABASE_URL: t.databaseUrl } }, (error, out) =>
-          error ? reject(error) : resolve(out),
-        ),
+      const { stdout } = await promisify(execFile)(
+        'npm',
+        ['run', '--silent', 'apikey', '--', 'create', 'via-npm'],
+        { env: { ...process.env, DATABASE_URL: t.databaseUrl } },
       );
       expect(stdout).toMatch(/^pets_[0-9a-f]{12}_[A-Za-z0-9_-]{43}\n$/);
     } finally {

@@ -42,11 +42,17 @@ describe.each(ENGINES)('authentication [%s]', (engine) => {
     ['the scheme alone', 'Bearer'],
     ['an empty header', ''],
   ])('refuses %s: 401', async (_case, authorization) => {
-    expectUnauthorized(await t.request('GET', '/v1/pets', { key: null, headers: { authorization } }), UNAUTHORIZED_INVALID);
+    expectUnauthorized(
+      await t.request('GET', '/v1/pets', { key: null, headers: { authorization } }),
+      UNAUTHORIZED_INVALID,
+    );
   });
 
   it('refuses a valid key with two spaces after the scheme', async () => {
-    const response = await t.request('GET', '/v1/pets', { key: null, headers: { authorization: `Bearer  ${t.key}` } });
+    const response = await t.request('GET', '/v1/pets', {
+      key: null,
+      headers: { authorization: `Bearer  ${t.key}` },
+    });
     expectUnauthorized(response, UNAUTHORIZED_INVALID);
   });
 
@@ -57,7 +63,10 @@ describe.each(ENGINES)('authentication [%s]', (engine) => {
 
   it('accepts the scheme in any case (RFC 6750)', async () => {
     for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
-      const response = await t.request('GET', '/v1/pets', { key: null, headers: { authorization: `${scheme} ${t.key}` } });
+      const response = await t.request('GET', '/v1/pets', {
+        key: null,
+        headers: { authorization: `${scheme} ${t.key}` },
+      });
       expect(response.statusCode).toBe(200);
     }
   });
@@ -65,14 +74,27 @@ describe.each(ENGINES)('authentication [%s]', (engine) => {
   it('reads the key from the Authorization header only, not the query string or the body', async () => {
     const inQuery = await t.request('GET', `/v1/pets?access_token=${t.key}`, { key: null });
     expectUnauthorized(inQuery, UNAUTHORIZED_MISSING);
-    const inBody = await t.request('POST', '/v1/pets', { key: null, body: { name: 'Rex', categoryId: 1, access_token: t.key } });
+    const inBody = await t.request('POST', '/v1/pets', {
+      key: null,
+      body: { name: 'Rex', categoryId: 1, access_token: t.key },
+    });
     expectUnauthorized(inBody, UNAUTHORIZED_MISSING);
   });
 
   it('authenticates before validating: a bad body without a key is a 401', async () => {
-    expectUnauthorized(await t.request('POST', '/v1/pets', { key: null, body: '{not json' }), UNAUTHORIZED_MISSING);
-    expectUnauthorized(await t.request('POST', '/v1/pets', { key: null, body: { id: 1 } }), UNAUTHORIZED_MISSING);
-    const notJson = await t.request('POST', '/v1/pets', { key: null, body: 'x', headers: { 'content-type': 'text/plain' } });
+    expectUnauthorized(
+      await t.request('POST', '/v1/pets', { key: null, body: '{not json' }),
+      UNAUTHORIZED_MISSING,
+    );
+    expectUnauthorized(
+      await t.request('POST', '/v1/pets', { key: null, body: { id: 1 } }),
+      UNAUTHORIZED_MISSING,
+    );
+    const notJson = await t.request('POST', '/v1/pets', {
+      key: null,
+      body: 'x',
+      headers: { 'content-type': 'text/plain' },
+    });
     expectUnauthorized(notJson, UNAUTHORIZED_MISSING);
   });
 
@@ -120,7 +142,11 @@ describe('first start with an empty key store', () => {
 
   it('creates none when every key is revoked: an empty store is one with no key at all', async () => {
     const database = await createTestDatabase('sqlite');
-    const config = loadConfig({ NODE_ENV: 'development', LOG_LEVEL: 'silent', DATABASE_URL: database.url });
+    const config = loadConfig({
+      NODE_ENV: 'development',
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: database.url,
+    });
     try {
       const first = await createApp(config);
       const [local] = await first.get(ApiKeysService).list();
@@ -130,7 +156,9 @@ describe('first start with an empty key store', () => {
       const second = await createApp(config);
       const keys = await second.get(ApiKeysService).list();
       await second.close();
-      expect(keys.map(({ name, revokedAt }) => [name, revokedAt !== null])).toEqual([['local', true]]);
+      expect(keys.map(({ name, revokedAt }) => [name, revokedAt !== null])).toEqual([
+        ['local', true],
+      ]);
     } finally {
       await database.drop();
     }

@@ -14,7 +14,11 @@ describe.skipIf(!ENGINES.includes('postgres'))('replicas on one database [postgr
   afterAll(() => database?.drop());
 
   it('start together, migrate once, and serve the same pets with unique ids', async () => {
-    const config = loadConfig({ NODE_ENV: 'production', LOG_LEVEL: 'silent', DATABASE_URL: database.url });
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: database.url,
+    });
     const replicas = await Promise.all([createApp(config), createApp(config), createApp(config)]);
     try {
       const { key } = await replicas[0].get(ApiKeysService).create('replicas');
@@ -22,7 +26,12 @@ describe.skipIf(!ENGINES.includes('postgres'))('replicas on one database [postgr
 
       const created = await Promise.all(
         Array.from({ length: 30 }, (_, i) =>
-          replicas[i % 3].inject({ method: 'POST', url: '/v1/pets', headers, payload: JSON.stringify({ name: `p${i}`, categoryId: 1 }) }),
+          replicas[i % 3].inject({
+            method: 'POST',
+            url: '/v1/pets',
+            headers,
+            payload: JSON.stringify({ name: `p${i}`, categoryId: 1 }),
+          }),
         ),
       );
       const ids = created.map((response) => response.json().id);
@@ -30,9 +39,13 @@ describe.skipIf(!ENGINES.includes('postgres'))('replicas on one database [postgr
 
       for (const replica of replicas) {
         const listed = await replica.inject({ method: 'GET', url: '/v1/pets?limit=100', headers });
-        expect(listed.json().map((pet: { id: number }) => pet.id)).toEqual([...ids].sort((a, b) => a - b));
+        expect(listed.json().map((pet: { id: number }) => pet.id)).toEqual(
+          [...ids].sort((a, b) => a - b),
+        );
       }
-      const [{ count }] = await replicas[0].get(DataSource).query('SELECT count(*)::int AS count FROM migrations');
+      const [{ count }] = await replicas[0]
+        .get(DataSource)
+        .query('SELECT count(*)::int AS count FROM migrations');
       expect(count).toBe(1);
     } finally {
       await Promise.all(replicas.map((replica) => replica.close()));
@@ -53,7 +66,13 @@ describe.skipIf(!ENGINES.includes('postgres'))('database outage [postgres]', () 
     const proxyPort = await proxy.start();
     const viaProxy = new URL(database.url);
     viaProxy.port = String(proxyPort);
-    const app = await createApp(loadConfig({ NODE_ENV: 'production', LOG_LEVEL: 'silent', DATABASE_URL: viaProxy.toString() }));
+    const app = await createApp(
+      loadConfig({
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'silent',
+        DATABASE_URL: viaProxy.toString(),
+      }),
+    );
     try {
       const { key } = await app.get(ApiKeysService).create('outage');
       const headers = { authorization: `Bearer ${key}` };
@@ -65,12 +84,21 @@ describe.skipIf(!ENGINES.includes('postgres'))('database outage [postgres]', () 
       expect(Date.now() - startedAt).toBeLessThan(5_000);
       expect(during.statusCode).toBe(503);
       expect(during.headers['retry-after']).toBe('1');
-      expect(during.json()).toEqual({ code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable; retry later', status: 503 });
+      expect(during.json()).toEqual({
+        code: 'SERVICE_UNAVAILABLE',
+        message: 'The database is unavailable; retry later',
+        status: 503,
+      });
       expect((await app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(503);
       expect((await app.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200);
 
       await proxy.start(proxyPort);
-      const after = await app.inject({ method: 'POST', url: '/v1/pets', headers: { ...headers, 'content-type': 'application/json' }, payload: '{"name":"back","categoryId":1}' });
+      const after = await app.inject({
+        method: 'POST',
+        url: '/v1/pets',
+        headers: { ...headers, 'content-type': 'application/json' },
+        payload: '{"name":"back","categoryId":1}',
+      });
       expect(after.statusCode).toBe(201);
     } finally {
       await app.close();

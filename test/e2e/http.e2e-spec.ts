@@ -10,7 +10,14 @@ describe.each(ENGINES)('HTTP behaviour [%s]', (engine) => {
   afterAll(() => t?.close());
 
   describe('unknown routes and methods', () => {
-    it.each(['/v1/nothing', '/v1/pets/1/owner', '/v2/pets', '/', '/v1/pets/', '/docs/no-such-file.js'])('answers 404 for %s', async (url) => {
+    it.each([
+      '/v1/nothing',
+      '/v1/pets/1/owner',
+      '/v2/pets',
+      '/',
+      '/v1/pets/',
+      '/docs/no-such-file.js',
+    ])('answers 404 for %s', async (url) => {
       const response = await t.request('GET', url);
 
       expect(response.statusCode).toBe(404);
@@ -39,7 +46,11 @@ describe.each(ENGINES)('HTTP behaviour [%s]', (engine) => {
 
   describe('response hygiene', () => {
     it('sends no-store, nosniff and a request id on success and on errors, and no X-Powered-By', async () => {
-      for (const [url, key] of [['/v1/pets', undefined], ['/v1/pets', null], ['/nowhere', undefined]] as const) {
+      for (const [url, key] of [
+        ['/v1/pets', undefined],
+        ['/v1/pets', null],
+        ['/nowhere', undefined],
+      ] as const) {
         const response = await t.request('GET', url, { key });
         expect(response.headers['cache-control']).toBe('no-store');
         expect(response.headers['x-content-type-options']).toBe('nosniff');
@@ -49,11 +60,15 @@ describe.each(ENGINES)('HTTP behaviour [%s]', (engine) => {
     });
 
     it('echoes a sane incoming X-Request-Id and replaces anything else', async () => {
-      const echoed = await t.request('GET', '/v1/pets', { headers: { 'x-request-id': 'client-42.a:b_c' } });
+      const echoed = await t.request('GET', '/v1/pets', {
+        headers: { 'x-request-id': 'client-42.a:b_c' },
+      });
       expect(echoed.headers['x-request-id']).toBe('client-42.a:b_c');
 
       for (const insane of ['has space', 'x'.repeat(129), 'quote"d', '<script>']) {
-        const replaced = await t.request('GET', '/v1/pets', { headers: { 'x-request-id': insane } });
+        const replaced = await t.request('GET', '/v1/pets', {
+          headers: { 'x-request-id': insane },
+        });
         expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
       }
     });
@@ -66,7 +81,11 @@ describe.each(ENGINES)('HTTP behaviour [%s]', (engine) => {
         const response = await t.request('GET', url, { headers: { 'x-request-id': 'bad-url-1' } });
 
         expect(response.statusCode).toBe(400);
-        expect(response.json()).toEqual({ code: 'VALIDATION_FAILED', message: 'The request URL is malformed', status: 400 });
+        expect(response.json()).toEqual({
+          code: 'VALIDATION_FAILED',
+          message: 'The request URL is malformed',
+          status: 400,
+        });
         expect(response.headers).toMatchObject({
           'content-type': 'application/json; charset=utf-8',
           'cache-control': 'no-store',
@@ -84,7 +103,11 @@ describe.each(ENGINES)('HTTP behaviour [%s]', (engine) => {
         const response = await t.request('GET', '/v1/pets');
 
         expect(response.statusCode).toBe(500);
-        expect(response.json()).toEqual({ code: 'INTERNAL_ERROR', message: 'Internal server error', status: 500 });
+        expect(response.json()).toEqual({
+          code: 'INTERNAL_ERROR',
+          message: 'Internal server error',
+          status: 500,
+        });
         expect(response.body).not.toMatch(/pets|select|sqlite|postgres|at /i);
       } finally {
         await t.dataSource.query('ALTER TABLE pets_elsewhere RENAME TO pets');
@@ -102,7 +125,10 @@ describe.each(ENGINES)('HTTP behaviour [%s]', (engine) => {
     it('answers /health/ready with 200 while the database answers', async () => {
       const response = await t.request('GET', '/health/ready', { key: null });
       expect(response.statusCode).toBe(200);
-      expect(response.json()).toEqual({ status: 'ok', database: { status: 'up', responseTimeMs: expect.any(Number) } });
+      expect(response.json()).toEqual({
+        status: 'ok',
+        database: { status: 'up', responseTimeMs: expect.any(Number) },
+      });
     });
   });
 });

@@ -30,27 +30,34 @@ describe('OpenAPI document', () => {
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item as Json).map(([method, op]): Json => ({ path, method, ...(op as Json) })),
     );
-    expect(operations.map(({ method, path, operationId }) => `${operationId} ${method.toUpperCase()} ${path}`)).toEqual([
-      'listPets GET /pets',
-      'createPet POST /pets',
-      'getPet GET /pets/{petId}',
-    ]);
+    expect(
+      operations.map(
+        ({ method, path, operationId }) => `${operationId} ${method.toUpperCase()} ${path}`,
+      ),
+    ).toEqual(['listPets GET /pets', 'createPet POST /pets', 'getPet GET /pets/{petId}']);
     for (const op of operations) {
       expect(op.tags).toEqual(['animals']);
       expect(op.security).toEqual([{ bearerAuth: [] }]);
     }
-    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+    });
   });
 
   it('documents every status of the seed plus the ones the decisions add', () => {
-    const statuses = (path: string, method: string) => Object.keys(doc.paths[path][method].responses);
+    const statuses = (path: string, method: string) =>
+      Object.keys(doc.paths[path][method].responses);
     expect(statuses('/pets', 'get')).toEqual(['200', '400', '401', '500', '503']);
     expect(statuses('/pets', 'post')).toEqual(['201', '400', '401', '413', '415', '500', '503']);
     expect(statuses('/pets/{petId}', 'get')).toEqual(['200', '400', '401', '404', '500', '503']);
-    for (const item of Object.values(doc.paths) as Json[]) {
-      for (const op of Object.values(item) as Json[]) {
-        for (const [status, response] of Object.entries(op.responses) as [string, Json][]) {
-          if (Number(status) >= 400) expect(response.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    for (const item of Object.values<Json>(doc.paths)) {
+      for (const op of Object.values<Json>(item)) {
+        for (const [status, response] of Object.entries<Json>(op.responses)) {
+          if (Number(status) >= 400)
+            expect(response.content['application/json'].schema).toEqual({
+              $ref: '#/components/schemas/Error',
+            });
         }
       }
     }
@@ -59,26 +66,45 @@ describe('OpenAPI document', () => {
   it('describes listPets: limit 1..100 default 20, status filter, Pets body, Link header', () => {
     const op = doc.paths['/pets'].get;
     const limit = op.parameters.find((p: Json) => p.name === 'limit');
-    expect(limit).toMatchObject({ in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } });
+    expect(limit).toMatchObject({
+      in: 'query',
+      required: false,
+      schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    });
     expect(op.parameters.find((p: Json) => p.name === 'status')).toMatchObject({
       in: 'query',
       required: false,
       schema: { $ref: '#/components/schemas/PetStatus' },
     });
-    expect(op.responses['200'].content['application/json'].schema).toEqual({ type: 'array', items: { $ref: '#/components/schemas/Pet' } });
+    expect(op.responses['200'].content['application/json'].schema).toEqual({
+      type: 'array',
+      items: { $ref: '#/components/schemas/Pet' },
+    });
     expect(op.responses['200'].headers.Link).toBeDefined();
   });
 
   it('describes createPet with a required NewPet body and a Pet response', () => {
     const op = doc.paths['/pets'].post;
-    expect(op.requestBody).toEqual({ required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPet' } } } });
-    expect(op.responses['201'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Pet' });
+    expect(op.requestBody).toEqual({
+      required: true,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPet' } } },
+    });
+    expect(op.responses['201'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/Pet',
+    });
   });
 
   it('marks getPet deprecated, with an int64 path id and the deprecation headers', () => {
     const op = doc.paths['/pets/{petId}'].get;
     expect(op.deprecated).toBe(true);
-    expect(op.parameters).toEqual([expect.objectContaining({ name: 'petId', in: 'path', required: true, schema: expect.objectContaining({ type: 'integer', format: 'int64' }) })]);
+    expect(op.parameters).toEqual([
+      expect.objectContaining({
+        name: 'petId',
+        in: 'path',
+        required: true,
+        schema: expect.objectContaining({ type: 'integer', format: 'int64' }),
+      }),
+    ]);
     expect(Object.keys(op.responses['200'].headers)).toEqual(['Deprecation', 'Sunset', 'Link']);
   });
 
@@ -87,7 +113,9 @@ describe('OpenAPI document', () => {
     expect(PetStatus).toEqual({ type: 'string', enum: ['available', 'pending', 'sold'] });
     expect(NewPet.required).toEqual(['name', 'categoryId']);
     expect(NewPet.properties.categoryId).toMatchObject({ type: 'integer', format: 'int64' });
-    expect(NewPet.properties.status).toMatchObject({ allOf: [{ $ref: '#/components/schemas/PetStatus' }] });
+    expect(NewPet.properties.status).toMatchObject({
+      allOf: [{ $ref: '#/components/schemas/PetStatus' }],
+    });
     expect(Pet.required).toEqual(['id', 'name', 'categoryId']);
     expect(Pet.properties.id).toMatchObject({ type: 'integer', format: 'int64' });
     expect(Error.required).toEqual(['code', 'message', 'status']);
@@ -129,6 +157,9 @@ describe('docs endpoints', () => {
   it('serves the document at /docs-json without a key, with servers from config', async () => {
     const response = await t.request('GET', '/docs-json', { key: null });
     expect(response.statusCode).toBe(200);
-    expect(response.json().servers[0]).toEqual({ url: 'http://127.0.0.1:3999/v1', description: 'Production' });
+    expect(response.json().servers[0]).toEqual({
+      url: 'http://127.0.0.1:3999/v1',
+      description: 'Production',
+    });
   });
 });

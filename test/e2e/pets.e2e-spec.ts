@@ -13,23 +13,33 @@ describe.each(ENGINES)('pets [%s]', (engine) => {
   afterAll(() => t?.close());
   beforeEach(() => t.dataSource.query('DELETE FROM pets'));
 
-  const storedPets = () => t.dataSource.query('SELECT id, name, category_id, status FROM pets ORDER BY id');
+  const storedPets = () =>
+    t.dataSource.query('SELECT id, name, category_id, status FROM pets ORDER BY id');
   const create = async (pet: object) => {
     const response = await t.request('POST', '/v1/pets', { body: pet });
     expect(response.statusCode).toBe(201);
-    return response.json() as { id: number; name: string; categoryId: number; status?: string };
+    return response.json<{ id: number; name: string; categoryId: number; status?: string }>();
   };
 
   describe('POST /v1/pets (createPet)', () => {
     it('stores the pet and answers 201 with it, id assigned', async () => {
-      const response = await t.request('POST', '/v1/pets', { body: { name: 'Rex', categoryId: 7, status: 'available' } });
+      const response = await t.request('POST', '/v1/pets', {
+        body: { name: 'Rex', categoryId: 7, status: 'available' },
+      });
 
       expect(response.statusCode).toBe(201);
       expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
       const pet = response.json();
-      expect(pet).toEqual({ id: expect.any(Number), name: 'Rex', categoryId: 7, status: 'available' });
+      expect(pet).toEqual({
+        id: expect.any(Number),
+        name: 'Rex',
+        categoryId: 7,
+        status: 'available',
+      });
       expect(Number.isInteger(pet.id)).toBe(true);
-      expect(await storedPets()).toEqual([{ id: pet.id, name: 'Rex', category_id: 7, status: 'available' }].map(asStored(engine)));
+      expect(await storedPets()).toEqual(
+        [{ id: pet.id, name: 'Rex', category_id: 7, status: 'available' }].map(asStored(engine)),
+      );
     });
 
     it('leaves status absent when none is given (no default)', async () => {
@@ -37,11 +47,19 @@ describe.each(ENGINES)('pets [%s]', (engine) => {
 
       expect(pet).toEqual({ id: pet.id, name: 'Tom', categoryId: 2 });
       expect('status' in pet).toBe(false);
-      expect(await storedPets()).toEqual([{ id: pet.id, name: 'Tom', category_id: 2, status: null }].map(asStored(engine)));
+      expect(await storedPets()).toEqual(
+        [{ id: pet.id, name: 'Tom', category_id: 2, status: null }].map(asStored(engine)),
+      );
     });
 
     it('stores any Unicode name exactly as sent, counting characters not UTF-16 units', async () => {
-      const names = ['Ünïcødé 🐶 名前', '🐈'.repeat(255), 'x'.repeat(255), ' padded ', 'tab\tand\nnewline'];
+      const names = [
+        'Ünïcødé 🐶 名前',
+        '🐈'.repeat(255),
+        'x'.repeat(255),
+        ' padded ',
+        'tab\tand\nnewline',
+      ];
       for (const name of names) {
         const pet = await create({ name, categoryId: 1 });
         expect(pet.name).toBe(name);
@@ -63,7 +81,8 @@ describe.each(ENGINES)('pets [%s]', (engine) => {
       expect(response.statusCode).toBe(201);
     });
 
-    const NAME = 'name must be a string of 1 to 255 characters, not only whitespace, without U+0000';
+    const NAME =
+      'name must be a string of 1 to 255 characters, not only whitespace, without U+0000';
     const CATEGORY = `categoryId must be a JSON integer from 1 to ${MAX_ID}`;
     const STATUS = 'status must be one of available, pending, sold (or absent)';
     const invalidBodies: [string, string, string][] = [
@@ -91,28 +110,63 @@ describe.each(ENGINES)('pets [%s]', (engine) => {
       ['status unknown', '{"name":"Rex","categoryId":1,"status":"lost"}', STATUS],
       ['status in capitals', '{"name":"Rex","categoryId":1,"status":"SOLD"}', STATUS],
       ['unknown field id', '{"id":1,"name":"Rex","categoryId":1}', 'id is not a known field'],
-      ['unknown field', '{"name":"Rex","categoryId":1,"colour":"brown"}', 'colour is not a known field'],
-      ['__proto__ field', '{"name":"Rex","categoryId":1,"__proto__":{"admin":true}}', '__proto__ is not a known field'],
-      ['constructor field', '{"name":"Rex","categoryId":1,"constructor":{"name":"x"}}', 'constructor is not a known field'],
-      ['toString field', '{"name":"Rex","categoryId":1,"toString":1}', 'toString is not a known field'],
-      ['hasOwnProperty field', '{"name":"Rex","categoryId":1,"hasOwnProperty":1}', 'hasOwnProperty is not a known field'],
-      ['valueOf field', '{"name":"Rex","categoryId":1,"valueOf":1}', 'valueOf is not a known field'],
-      ['several problems', '{"categoryId":"1","status":"lost"}', `name is required; ${CATEGORY}; ${STATUS}`],
-      ['an array', '[{"name":"Rex","categoryId":1}]', 'request body must be a JSON object, not an array'],
+      [
+        'unknown field',
+        '{"name":"Rex","categoryId":1,"colour":"brown"}',
+        'colour is not a known field',
+      ],
+      [
+        '__proto__ field',
+        '{"name":"Rex","categoryId":1,"__proto__":{"admin":true}}',
+        '__proto__ is not a known field',
+      ],
+      [
+        'constructor field',
+        '{"name":"Rex","categoryId":1,"constructor":{"name":"x"}}',
+        'constructor is not a known field',
+      ],
+      [
+        'toString field',
+        '{"name":"Rex","categoryId":1,"toString":1}',
+        'toString is not a known field',
+      ],
+      [
+        'hasOwnProperty field',
+        '{"name":"Rex","categoryId":1,"hasOwnProperty":1}',
+        'hasOwnProperty is not a known field',
+      ],
+      [
+        'valueOf field',
+        '{"name":"Rex","categoryId":1,"valueOf":1}',
+        'valueOf is not a known field',
+      ],
+      [
+        'several problems',
+        '{"categoryId":"1","status":"lost"}',
+        `name is required; ${CATEGORY}; ${STATUS}`,
+      ],
+      [
+        'an array',
+        '[{"name":"Rex","categoryId":1}]',
+        'request body must be a JSON object, not an array',
+      ],
       ['a number', '42', 'request body must be a JSON object, not number'],
       ['a string', '"Rex"', 'request body must be a JSON object, not string'],
       ['null', 'null', 'request body is required: expected a JSON object'],
       ['empty', '', 'request body is required: expected a JSON object'],
     ];
 
-    it.each(invalidBodies)('rejects a body with %s: 400, nothing stored', async (_case, body, message) => {
-      const response = await t.request('POST', '/v1/pets', { body });
+    it.each(invalidBodies)(
+      'rejects a body with %s: 400, nothing stored',
+      async (_case, body, message) => {
+        const response = await t.request('POST', '/v1/pets', { body });
 
-      expect(response.statusCode).toBe(400);
-      expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
-      expect(response.json()).toEqual({ code: 'VALIDATION_FAILED', message, status: 400 });
-      expect(await storedPets()).toEqual([]);
-    });
+        expect(response.statusCode).toBe(400);
+        expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+        expect(response.json()).toEqual({ code: 'VALIDATION_FAILED', message, status: 400 });
+        expect(await storedPets()).toEqual([]);
+      },
+    );
 
     it('rejects a POST without any body or content type: 400', async () => {
       const response = await t.request('POST', '/v1/pets');
@@ -130,34 +184,46 @@ describe.each(ENGINES)('pets [%s]', (engine) => {
         const response = await t.request('POST', '/v1/pets', { body });
 
         expect(response.statusCode).toBe(400);
-        expect(response.json()).toEqual({ code: 'MALFORMED_JSON', message: 'Request body is not valid JSON', status: 400 });
-        expect(await storedPets()).toEqual([]);
-      },
-    );
-
-    it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonp'])(
-      'rejects Content-Type %s: 415, nothing stored',
-      async (contentType) => {
-        const response = await t.request('POST', '/v1/pets', {
-          body: '{"name":"Rex","categoryId":1}',
-          headers: { 'content-type': contentType },
-        });
-
-        expect(response.statusCode).toBe(415);
         expect(response.json()).toEqual({
-          code: 'UNSUPPORTED_MEDIA_TYPE',
-          message: 'Content-Type must be application/json',
-          status: 415,
+          code: 'MALFORMED_JSON',
+          message: 'Request body is not valid JSON',
+          status: 400,
         });
         expect(await storedPets()).toEqual([]);
       },
     );
+
+    it.each([
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/jsonp',
+    ])('rejects Content-Type %s: 415, nothing stored', async (contentType) => {
+      const response = await t.request('POST', '/v1/pets', {
+        body: '{"name":"Rex","categoryId":1}',
+        headers: { 'content-type': contentType },
+      });
+
+      expect(response.statusCode).toBe(415);
+      expect(response.json()).toEqual({
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+        message: 'Content-Type must be application/json',
+        status: 415,
+      });
+      expect(await storedPets()).toEqual([]);
+    });
 
     it('rejects a body over BODY_LIMIT_BYTES: 413, nothing stored', async () => {
-      const response = await t.request('POST', '/v1/pets', { body: { name: 'x'.repeat(16_384), categoryId: 1 } });
+      const response = await t.request('POST', '/v1/pets', {
+        body: { name: 'x'.repeat(16_384), categoryId: 1 },
+      });
 
       expect(response.statusCode).toBe(413);
-      expect(response.json()).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: 'Request body exceeds 16384 bytes', status: 413 });
+      expect(response.json()).toEqual({
+        code: 'PAYLOAD_TOO_LARGE',
+        message: 'Request body exceeds 16384 bytes',
+        status: 413,
+      });
       expect(await storedPets()).toEqual([]);
     });
 
@@ -196,7 +262,11 @@ describe.each(ENGINES)('pets [%s]', (engine) => {
       const response = await t.request('GET', `/v1/pets/${MAX_ID}`);
 
       expect(response.statusCode).toBe(404);
-      expect(response.json()).toEqual({ code: 'NOT_FOUND', message: `No pet with id ${MAX_ID}`, status: 404 });
+      expect(response.json()).toEqual({
+        code: 'NOT_FOUND',
+        message: `No pet with id ${MAX_ID}`,
+        status: 404,
+      });
       expect(response.headers).toMatchObject(DEPRECATION_HEADERS);
     });
 
@@ -206,20 +276,30 @@ describe.each(ENGINES)('pets [%s]', (engine) => {
       expect(response.headers).toMatchObject(DEPRECATION_HEADERS);
     });
 
-    it.each(['abc', '0', '-1', '+1', '1.5', '1e3', '007', ' 1', '9007199254740992', '99999999999999999999', '0x10', '1'.repeat(200)])(
-      'rejects the malformed id %j: 400 naming petId',
-      async (petId) => {
-        const response = await t.request('GET', `/v1/pets/${encodeURIComponent(petId)}`);
+    it.each([
+      'abc',
+      '0',
+      '-1',
+      '+1',
+      '1.5',
+      '1e3',
+      '007',
+      ' 1',
+      '9007199254740992',
+      '99999999999999999999',
+      '0x10',
+      '1'.repeat(200),
+    ])('rejects the malformed id %j: 400 naming petId', async (petId) => {
+      const response = await t.request('GET', `/v1/pets/${encodeURIComponent(petId)}`);
 
-        expect(response.statusCode).toBe(400);
-        expect(response.json()).toEqual({
-          code: 'VALIDATION_FAILED',
-          message: `petId must be a decimal integer from 1 to ${MAX_ID}`,
-          status: 400,
-        });
-        expect(response.headers).toMatchObject(DEPRECATION_HEADERS);
-      },
-    );
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toEqual({
+        code: 'VALIDATION_FAILED',
+        message: `petId must be a decimal integer from 1 to ${MAX_ID}`,
+        status: 400,
+      });
+      expect(response.headers).toMatchObject(DEPRECATION_HEADERS);
+    });
   });
 
   describe('GET /v1/pets (listPets)', () => {
@@ -239,7 +319,9 @@ describe.each(ENGINES)('pets [%s]', (engine) => {
 
       expect(response.statusCode).toBe(200);
       expect(response.json()).toEqual(created.slice(0, 20));
-      expect(response.headers.link).toMatch(/^<\/v1\/pets\?limit=20&cursor=[A-Za-z0-9_-]+>; rel="next"$/);
+      expect(response.headers.link).toMatch(
+        /^<\/v1\/pets\?limit=20&cursor=[A-Za-z0-9_-]+>; rel="next"$/,
+      );
     });
 
     it('has no Link on a page that ends exactly at the last pet', async () => {
@@ -252,7 +334,8 @@ describe.each(ENGINES)('pets [%s]', (engine) => {
     it('filters by status and keeps the filter in the next link', async () => {
       const statuses = ['available', 'sold', 'pending', 'sold', undefined, 'sold'] as const;
       const created = [];
-      for (const status of statuses) created.push(await create({ name: 'p', categoryId: 1, ...(status && { status }) }));
+      for (const status of statuses)
+        created.push(await create({ name: 'p', categoryId: 1, ...(status && { status }) }));
       const sold = created.filter((pet) => pet.status === 'sold');
 
       const first = await t.request('GET', '/v1/pets?status=sold&limit=2');
@@ -331,5 +414,7 @@ function linkTarget(link: string): string {
 /** PostgreSQL hands bigint columns back as strings in raw queries. */
 function asStored(engine: string) {
   return (row: { id: number; category_id: number }) =>
-    engine === 'postgres' ? { ...row, id: String(row.id), category_id: String(row.category_id) } : row;
+    engine === 'postgres'
+      ? { ...row, id: String(row.id), category_id: String(row.category_id) }
+      : row;
 }

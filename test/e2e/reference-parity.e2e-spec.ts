@@ -4,7 +4,13 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runApiKeyCli, startReference, startServer, waitFor, type ServerProcess } from '../support/processes.js';
+import {
+  runApiKeyCli,
+  startReference,
+  startServer,
+  waitFor,
+  type ServerProcess,
+} from '../support/processes.js';
 
 /**
  * The benchmark's reference implementation (bench/reference) must answer exactly as the service
@@ -23,10 +29,16 @@ describe('bench reference parity with the service [sqlite]', () => {
     const servicePath = join(dir, 'service.sqlite');
     const databaseUrl = `sqlite:${servicePath}`;
     // The service migrates its file; NODE_ENV=production so it creates no key of its own.
-    service = await startServer({ NODE_ENV: 'production', LOG_LEVEL: 'info', DATABASE_URL: databaseUrl });
+    service = await startServer({
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: databaseUrl,
+    });
     key = (await runApiKeyCli(['create', 'parity'], databaseUrl)).stdout.trim();
     revokedKey = (await runApiKeyCli(['create', 'revoked'], databaseUrl)).stdout.trim();
-    const revokedId = /^(\d+)\s+revoked\s/m.exec((await runApiKeyCli(['list'], databaseUrl)).stdout)![1];
+    const revokedId = /^(\d+)\s+revoked\s/m.exec(
+      (await runApiKeyCli(['list'], databaseUrl)).stdout,
+    )![1];
     // Revoked before either server has seen it, so neither has it in its verified-key cache.
     expect((await runApiKeyCli(['revoke', revokedId], databaseUrl)).code).toBe(0);
 
@@ -34,11 +46,15 @@ describe('bench reference parity with the service [sqlite]', () => {
     const db = new Database(servicePath);
     const insert = db.prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)');
     const statuses = ['available', 'sold', null, 'pending', 'sold'];
-    for (let i = 1; i <= 25; i++) insert.run(i === 3 ? 'Ünïcødé 🐶 "quoted" \\ \n' : `pet ${i}`, (i % 4) + 1, statuses[i % 5]);
+    for (let i = 1; i <= 25; i++)
+      insert.run(i === 3 ? 'Ünïcødé 🐶 "quoted" \\ \n' : `pet ${i}`, (i % 4) + 1, statuses[i % 5]);
     await db.backup(join(dir, 'reference.sqlite'));
     db.close();
 
-    reference = await startReference({ DATABASE_PATH: join(dir, 'reference.sqlite'), LOG_LEVEL: 'info' });
+    reference = await startReference({
+      DATABASE_PATH: join(dir, 'reference.sqlite'),
+      LOG_LEVEL: 'info',
+    });
   });
 
   afterAll(async () => {
@@ -60,12 +76,42 @@ describe('bench reference parity with the service [sqlite]', () => {
     // listPets
     ['list, default page with a next link', 200, 'GET', '/v1/pets', { headers: auth }],
     ['list, limit=5', 200, 'GET', '/v1/pets?limit=5', { headers: auth }],
-    ['list, limit=100: the whole catalogue, no next link', 200, 'GET', '/v1/pets?limit=100', { headers: auth }],
-    ['list, status filter kept in the next link', 200, 'GET', '/v1/pets?status=sold&limit=2', { headers: auth }],
-    ['list, following a cursor', 200, 'GET', `/v1/pets?limit=5&cursor=${cursor(5)}`, { headers: auth }],
-    ['list, cursor and status', 200, 'GET', `/v1/pets?status=sold&limit=2&cursor=${cursor(4)}`, { headers: auth }],
+    [
+      'list, limit=100: the whole catalogue, no next link',
+      200,
+      'GET',
+      '/v1/pets?limit=100',
+      { headers: auth },
+    ],
+    [
+      'list, status filter kept in the next link',
+      200,
+      'GET',
+      '/v1/pets?status=sold&limit=2',
+      { headers: auth },
+    ],
+    [
+      'list, following a cursor',
+      200,
+      'GET',
+      `/v1/pets?limit=5&cursor=${cursor(5)}`,
+      { headers: auth },
+    ],
+    [
+      'list, cursor and status',
+      200,
+      'GET',
+      `/v1/pets?status=sold&limit=2&cursor=${cursor(4)}`,
+      { headers: auth },
+    ],
     ['list, last page', 200, 'GET', `/v1/pets?limit=10&cursor=${cursor(20)}`, { headers: auth }],
-    ['list, cursor past the end', 200, 'GET', `/v1/pets?cursor=${cursor(MAX_ID)}`, { headers: auth }],
+    [
+      'list, cursor past the end',
+      200,
+      'GET',
+      `/v1/pets?cursor=${cursor(MAX_ID)}`,
+      { headers: auth },
+    ],
     ['list, limit=0', 400, 'GET', '/v1/pets?limit=0', { headers: auth }],
     ['list, limit=101', 400, 'GET', '/v1/pets?limit=101', { headers: auth }],
     ['list, limit empty', 400, 'GET', '/v1/pets?limit=', { headers: auth }],
@@ -75,52 +121,208 @@ describe('bench reference parity with the service [sqlite]', () => {
     ['list, unknown status', 400, 'GET', '/v1/pets?status=lost', { headers: auth }],
     ['list, status twice', 400, 'GET', '/v1/pets?status=sold&status=sold', { headers: auth }],
     ['list, garbage cursor', 400, 'GET', '/v1/pets?cursor=garbage!', { headers: auth }],
-    ['list, non-canonical cursor after:0', 400, 'GET', '/v1/pets?cursor=YWZ0ZXI6MA', { headers: auth }],
+    [
+      'list, non-canonical cursor after:0',
+      400,
+      'GET',
+      '/v1/pets?cursor=YWZ0ZXI6MA',
+      { headers: auth },
+    ],
     ['list, empty cursor', 400, 'GET', '/v1/pets?cursor=', { headers: auth }],
     ['list, unknown parameter', 400, 'GET', '/v1/pets?colour=brown', { headers: auth }],
     ['list, __proto__ parameter', 400, 'GET', '/v1/pets?__proto__=x', { headers: auth }],
-    ['list, toString parameter after a valid one', 400, 'GET', '/v1/pets?limit=5&toString=1', { headers: auth }],
-    ['list, every parameter wrong', 400, 'GET', '/v1/pets?cursor=x&b=1&status=y&limit=0&a=2', { headers: auth }],
+    [
+      'list, toString parameter after a valid one',
+      400,
+      'GET',
+      '/v1/pets?limit=5&toString=1',
+      { headers: auth },
+    ],
+    [
+      'list, every parameter wrong',
+      400,
+      'GET',
+      '/v1/pets?cursor=x&b=1&status=y&limit=0&a=2',
+      { headers: auth },
+    ],
     ['list, HEAD', 200, 'HEAD', '/v1/pets?limit=2', { headers: auth }],
     // authentication
     ['no key', 401, 'GET', '/v1/pets', {}],
-    ['an unknown well-formed key', 401, 'GET', '/v1/pets', { headers: { authorization: `Bearer pets_0123456789ab_${'A'.repeat(43)}` } }],
+    [
+      'an unknown well-formed key',
+      401,
+      'GET',
+      '/v1/pets',
+      { headers: { authorization: `Bearer pets_0123456789ab_${'A'.repeat(43)}` } },
+    ],
     ['a malformed key', 401, 'GET', '/v1/pets', { headers: { authorization: 'Bearer not-a-key' } }],
-    ['another scheme', 401, 'GET', '/v1/pets', { headers: { authorization: 'Basic dXNlcjpwYXNz' } }],
+    [
+      'another scheme',
+      401,
+      'GET',
+      '/v1/pets',
+      { headers: { authorization: 'Basic dXNlcjpwYXNz' } },
+    ],
     ['the scheme alone', 401, 'GET', '/v1/pets', { headers: { authorization: 'Bearer' } }],
     ['an empty Authorization header', 401, 'GET', '/v1/pets', { headers: { authorization: '' } }],
-    ['two spaces after the scheme', 401, 'GET', '/v1/pets?limit=1', { headers: { authorization: 'Bearer  KEY' } }],
-    ['the scheme in capitals', 200, 'GET', '/v1/pets?limit=1', { headers: { authorization: 'BEARER KEY' } }],
-    ['the scheme in lower case', 200, 'GET', '/v1/pets?limit=1', { headers: { authorization: 'bearer KEY' } }],
+    [
+      'two spaces after the scheme',
+      401,
+      'GET',
+      '/v1/pets?limit=1',
+      { headers: { authorization: 'Bearer  KEY' } },
+    ],
+    [
+      'the scheme in capitals',
+      200,
+      'GET',
+      '/v1/pets?limit=1',
+      { headers: { authorization: 'BEARER KEY' } },
+    ],
+    [
+      'the scheme in lower case',
+      200,
+      'GET',
+      '/v1/pets?limit=1',
+      { headers: { authorization: 'bearer KEY' } },
+    ],
     ['a revoked key', 401, 'GET', '/v1/pets', { headers: { authorization: 'Bearer REVOKED_KEY' } }],
-    ['a key with its secret altered', 401, 'GET', '/v1/pets', { headers: { authorization: 'Bearer TAMPERED_KEY' } }],
-    ['no key and a bad body: 401 first', 401, 'POST', '/v1/pets', { headers: { 'content-type': 'application/json' }, body: '{not json' }],
-    ['no key and a wrong content type: 401 first', 401, 'POST', '/v1/pets', { headers: { 'content-type': 'text/plain' }, body: 'x' }],
-    ['no key and a body over the limit: 413 first', 413, 'POST', '/v1/pets', { headers: { 'content-type': 'application/json' }, body: 'x'.repeat(16_385) }],
+    [
+      'a key with its secret altered',
+      401,
+      'GET',
+      '/v1/pets',
+      { headers: { authorization: 'Bearer TAMPERED_KEY' } },
+    ],
+    [
+      'no key and a bad body: 401 first',
+      401,
+      'POST',
+      '/v1/pets',
+      { headers: { 'content-type': 'application/json' }, body: '{not json' },
+    ],
+    [
+      'no key and a wrong content type: 401 first',
+      401,
+      'POST',
+      '/v1/pets',
+      { headers: { 'content-type': 'text/plain' }, body: 'x' },
+    ],
+    [
+      'no key and a body over the limit: 413 first',
+      413,
+      'POST',
+      '/v1/pets',
+      { headers: { 'content-type': 'application/json' }, body: 'x'.repeat(16_385) },
+    ],
     // createPet
-    ['create, all fields', 201, 'POST', '/v1/pets', json({ name: 'Rex', categoryId: 7, status: 'available' })],
+    [
+      'create, all fields',
+      201,
+      'POST',
+      '/v1/pets',
+      json({ name: 'Rex', categoryId: 7, status: 'available' }),
+    ],
     ['create, no status', 201, 'POST', '/v1/pets', json({ name: 'Tom', categoryId: 2 })],
-    ['create, largest categoryId, 255 emoji, charset, a query', 201, 'POST', '/v1/pets?ignored=1', {
-      headers: { ...auth, 'content-type': 'application/json; charset=utf-8' },
-      body: JSON.stringify({ status: 'sold', categoryId: MAX_ID, name: '🐈'.repeat(255) }),
-    }],
+    [
+      'create, largest categoryId, 255 emoji, charset, a query',
+      201,
+      'POST',
+      '/v1/pets?ignored=1',
+      {
+        headers: { ...auth, 'content-type': 'application/json; charset=utf-8' },
+        body: JSON.stringify({ status: 'sold', categoryId: MAX_ID, name: '🐈'.repeat(255) }),
+      },
+    ],
     ['create, name missing', 400, 'POST', '/v1/pets', json({ categoryId: 1 })],
     ['create, name blank', 400, 'POST', '/v1/pets', json({ name: ' \t\n\u00a0', categoryId: 1 })],
-    ['create, name of 256 characters', 400, 'POST', '/v1/pets', json({ name: 'x'.repeat(256), categoryId: 1 })],
-    ['create, name with U+0000', 400, 'POST', '/v1/pets', json({ name: 'Re\u0000x', categoryId: 1 })],
-    ['create, name with an unpaired surrogate', 400, 'POST', '/v1/pets', raw('{"name":"Rex\\ud800","categoryId":1}')],
+    [
+      'create, name of 256 characters',
+      400,
+      'POST',
+      '/v1/pets',
+      json({ name: 'x'.repeat(256), categoryId: 1 }),
+    ],
+    [
+      'create, name with U+0000',
+      400,
+      'POST',
+      '/v1/pets',
+      json({ name: 'Re\u0000x', categoryId: 1 }),
+    ],
+    [
+      'create, name with an unpaired surrogate',
+      400,
+      'POST',
+      '/v1/pets',
+      raw('{"name":"Rex\\ud800","categoryId":1}'),
+    ],
     ['create, name a number', 400, 'POST', '/v1/pets', json({ name: 5, categoryId: 1 })],
-    ['create, categoryId a string', 400, 'POST', '/v1/pets', json({ name: 'Rex', categoryId: '1' })],
-    ['create, categoryId a fraction', 400, 'POST', '/v1/pets', json({ name: 'Rex', categoryId: 1.5 })],
+    [
+      'create, categoryId a string',
+      400,
+      'POST',
+      '/v1/pets',
+      json({ name: 'Rex', categoryId: '1' }),
+    ],
+    [
+      'create, categoryId a fraction',
+      400,
+      'POST',
+      '/v1/pets',
+      json({ name: 'Rex', categoryId: 1.5 }),
+    ],
     ['create, categoryId 0', 400, 'POST', '/v1/pets', json({ name: 'Rex', categoryId: 0 })],
-    ['create, categoryId past 2^53-1', 400, 'POST', '/v1/pets', raw('{"name":"Rex","categoryId":9007199254740992}')],
+    [
+      'create, categoryId past 2^53-1',
+      400,
+      'POST',
+      '/v1/pets',
+      raw('{"name":"Rex","categoryId":9007199254740992}'),
+    ],
     ['create, categoryId null', 400, 'POST', '/v1/pets', json({ name: 'Rex', categoryId: null })],
-    ['create, status null', 400, 'POST', '/v1/pets', json({ name: 'Rex', categoryId: 1, status: null })],
-    ['create, status unknown', 400, 'POST', '/v1/pets', json({ name: 'Rex', categoryId: 1, status: 'lost' })],
-    ['create, unknown field id', 400, 'POST', '/v1/pets', json({ id: 1, name: 'Rex', categoryId: 1 })],
-    ['create, unknown fields among other errors', 400, 'POST', '/v1/pets', json({ colour: 'b', categoryId: '1', status: 'x', size: 2 })],
-    ['create, __proto__ field', 400, 'POST', '/v1/pets', raw('{"name":"Rex","categoryId":1,"__proto__":{"a":1}}')],
-    ['create, constructor field after an unknown one', 400, 'POST', '/v1/pets', json({ name: 'Rex', categoryId: 1, colour: 1, constructor: 1 })],
+    [
+      'create, status null',
+      400,
+      'POST',
+      '/v1/pets',
+      json({ name: 'Rex', categoryId: 1, status: null }),
+    ],
+    [
+      'create, status unknown',
+      400,
+      'POST',
+      '/v1/pets',
+      json({ name: 'Rex', categoryId: 1, status: 'lost' }),
+    ],
+    [
+      'create, unknown field id',
+      400,
+      'POST',
+      '/v1/pets',
+      json({ id: 1, name: 'Rex', categoryId: 1 }),
+    ],
+    [
+      'create, unknown fields among other errors',
+      400,
+      'POST',
+      '/v1/pets',
+      json({ colour: 'b', categoryId: '1', status: 'x', size: 2 }),
+    ],
+    [
+      'create, __proto__ field',
+      400,
+      'POST',
+      '/v1/pets',
+      raw('{"name":"Rex","categoryId":1,"__proto__":{"a":1}}'),
+    ],
+    [
+      'create, constructor field after an unknown one',
+      400,
+      'POST',
+      '/v1/pets',
+      json({ name: 'Rex', categoryId: 1, colour: 1, constructor: 1 }),
+    ],
     ['create, an array', 400, 'POST', '/v1/pets', json([{ name: 'Rex', categoryId: 1 }])],
     ['create, a number', 400, 'POST', '/v1/pets', raw('42')],
     ['create, null', 400, 'POST', '/v1/pets', raw('null')],
@@ -128,14 +330,50 @@ describe('bench reference parity with the service [sqlite]', () => {
     ['create, no body and no content type', 400, 'POST', '/v1/pets', { headers: auth }],
     ['create, malformed JSON', 400, 'POST', '/v1/pets', raw('{"name":')],
     ['create, JSON with a trailing comma', 400, 'POST', '/v1/pets', raw('{"name":"Rex",}')],
-    ['create, too deeply nested', 400, 'POST', '/v1/pets', raw(`{"name":${'['.repeat(40)}${']'.repeat(40)}}`)],
-    ['create, text/plain', 415, 'POST', '/v1/pets', { headers: { ...auth, 'content-type': 'text/plain' }, body: '{"name":"Rex","categoryId":1}' }],
-    ['create, application/jsonp', 415, 'POST', '/v1/pets', { headers: { ...auth, 'content-type': 'application/jsonp' }, body: '{}' }],
-    ['create, a body without content type', 415, 'POST', '/v1/pets', { headers: auth, body: '{"name":"Rex","categoryId":1}' }],
-    ['create, body over the limit', 413, 'POST', '/v1/pets', json({ name: 'x'.repeat(16_384), categoryId: 1 })],
+    [
+      'create, too deeply nested',
+      400,
+      'POST',
+      '/v1/pets',
+      raw(`{"name":${'['.repeat(40)}${']'.repeat(40)}}`),
+    ],
+    [
+      'create, text/plain',
+      415,
+      'POST',
+      '/v1/pets',
+      { headers: { ...auth, 'content-type': 'text/plain' }, body: '{"name":"Rex","categoryId":1}' },
+    ],
+    [
+      'create, application/jsonp',
+      415,
+      'POST',
+      '/v1/pets',
+      { headers: { ...auth, 'content-type': 'application/jsonp' }, body: '{}' },
+    ],
+    [
+      'create, a body without content type',
+      415,
+      'POST',
+      '/v1/pets',
+      { headers: auth, body: '{"name":"Rex","categoryId":1}' },
+    ],
+    [
+      'create, body over the limit',
+      413,
+      'POST',
+      '/v1/pets',
+      json({ name: 'x'.repeat(16_384), categoryId: 1 }),
+    ],
     // getPet
     ['get, a pet with a status', 200, 'GET', '/v1/pets/2', { headers: auth }],
-    ['get, a pet without a status, odd characters in its name', 200, 'GET', '/v1/pets/3', { headers: auth }],
+    [
+      'get, a pet without a status, odd characters in its name',
+      200,
+      'GET',
+      '/v1/pets/3',
+      { headers: auth },
+    ],
     ['get, the pet created without a status', 200, 'GET', '/v1/pets/27', { headers: auth }],
     ['get, absent', 404, 'GET', `/v1/pets/${MAX_ID}`, { headers: auth }],
     ['get, id abc', 400, 'GET', '/v1/pets/abc', { headers: auth }],
@@ -158,31 +396,53 @@ describe('bench reference parity with the service [sqlite]', () => {
     ['POST a health probe', 405, 'POST', '/health/live', {}],
     ['liveness', 200, 'GET', '/health/live', {}],
     ['a generated request id', 200, 'GET', '/v1/pets?limit=1', { headers: auth, requestId: null }],
-    ['an insane request id is replaced', 200, 'GET', '/v1/pets?limit=1', { headers: { ...auth, 'x-request-id': 'has space' }, requestId: null }],
+    [
+      'an insane request id is replaced',
+      200,
+      'GET',
+      '/v1/pets?limit=1',
+      { headers: { ...auth, 'x-request-id': 'has space' }, requestId: null },
+    ],
     // the catalogue after all of the above
     ['list, everything at the end', 200, 'GET', '/v1/pets?limit=100', { headers: auth }],
   ];
 
-  it.each(cases.map((c, i) => [i + 1, ...c] as const))('%i. %s: %i for %s %s', async (n, _case, status, method, path, options) => {
-    const headers = withKeys(options.headers ?? {});
-    if (options.requestId !== null && !('x-request-id' in headers)) headers['x-request-id'] = `parity-${n}`;
-    const sent: Sent = { method, path, headers, body: options.body };
+  it.each(cases.map((c, i) => [i + 1, ...c] as const))(
+    '%i. %s: %i for %s %s',
+    async (n, _case, status, method, path, options) => {
+      const headers = withKeys(options.headers ?? {});
+      if (options.requestId !== null && !('x-request-id' in headers))
+        headers['x-request-id'] = `parity-${n}`;
+      const sent: Sent = { method, path, headers, body: options.body };
 
-    const fromService = await send(service.baseUrl, sent);
-    const fromReference = await send(reference.baseUrl, sent);
+      const fromService = await send(service.baseUrl, sent);
+      const fromReference = await send(reference.baseUrl, sent);
 
-    expect(fromService.status).toBe(status);
-    expect({ status: fromReference.status, body: fromReference.body }).toEqual({ status: fromService.status, body: fromService.body });
-    expect(pick(fromReference.headers)).toEqual(pick(fromService.headers));
-    expect(fromReference.headers['x-powered-by']).toBeUndefined();
-    if (options.requestId === null) expect(fromReference.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
-  });
+      expect(fromService.status).toBe(status);
+      expect({ status: fromReference.status, body: fromReference.body }).toEqual({
+        status: fromService.status,
+        body: fromService.body,
+      });
+      expect(pick(fromReference.headers)).toEqual(pick(fromService.headers));
+      expect(fromReference.headers['x-powered-by']).toBeUndefined();
+      if (options.requestId === null)
+        expect(fromReference.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    },
+  );
 
   it('logs one JSON line per request, with the service fields and never a key', async () => {
-    await send(reference.baseUrl, { method: 'GET', path: '/v1/pets?limit=1', headers: withKeys({ ...auth, 'x-request-id': 'parity-log' }) });
+    await send(reference.baseUrl, {
+      method: 'GET',
+      path: '/v1/pets?limit=1',
+      headers: withKeys({ ...auth, 'x-request-id': 'parity-log' }),
+    });
     await waitFor(() => reference.stdout().includes('parity-log'));
 
-    const lines = reference.stdout().trim().split('\n').filter((line) => line.includes('parity-log'));
+    const lines = reference
+      .stdout()
+      .trim()
+      .split('\n')
+      .filter((line) => line.includes('parity-log'));
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0])).toEqual({
       level: 'info',
@@ -199,7 +459,11 @@ describe('bench reference parity with the service [sqlite]', () => {
   });
 
   it('stops on SIGTERM with exit code 0, its last log line written', async () => {
-    await send(reference.baseUrl, { method: 'GET', path: '/health/live', headers: { 'x-request-id': 'parity-last' } });
+    await send(reference.baseUrl, {
+      method: 'GET',
+      path: '/health/live',
+      headers: { 'x-request-id': 'parity-last' },
+    });
     reference.child.kill('SIGTERM');
 
     expect(await reference.exited).toBe(0);
@@ -209,8 +473,15 @@ describe('bench reference parity with the service [sqlite]', () => {
   /** Puts the real keys in place of the KEY, REVOKED_KEY and TAMPERED_KEY placeholders. */
   function withKeys(headers: Record<string, string>): Record<string, string> {
     const tampered = key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A');
-    const placeholders: Record<string, string> = { KEY: key, REVOKED_KEY: revokedKey, TAMPERED_KEY: tampered };
-    const authorization = headers.authorization?.replace(/\b(KEY|REVOKED_KEY|TAMPERED_KEY)$/, (name) => placeholders[name]);
+    const placeholders: Record<string, string> = {
+      KEY: key,
+      REVOKED_KEY: revokedKey,
+      TAMPERED_KEY: tampered,
+    };
+    const authorization = headers.authorization?.replace(
+      /\b(KEY|REVOKED_KEY|TAMPERED_KEY)$/,
+      (name) => placeholders[name],
+    );
     return { ...headers, ...(authorization !== undefined && { authorization }) };
   }
 });
@@ -232,9 +503,13 @@ const COMPARED_HEADERS = [
 ] as const;
 
 function pick(headers: Record<string, string | string[] | undefined>): Record<string, unknown> {
-  const picked: Record<string, unknown> = Object.fromEntries(COMPARED_HEADERS.map((name) => [name, headers[name]]));
+  const picked: Record<string, unknown> = Object.fromEntries(
+    COMPARED_HEADERS.map((name) => [name, headers[name]]),
+  );
   // Equal when echoed; generated ids differ by design and are checked for shape instead.
-  picked['x-request-id'] = /^parity-/.test(String(headers['x-request-id'])) ? headers['x-request-id'] : 'generated';
+  picked['x-request-id'] = /^parity-/.test(String(headers['x-request-id']))
+    ? headers['x-request-id']
+    : 'generated';
   return picked;
 }
 
@@ -266,14 +541,22 @@ interface Received {
 /** One request over a fresh connection, headers exactly as given (fetch would add a content type). */
 function send(baseUrl: string, { method, path, headers, body }: Sent): Promise<Received> {
   const { hostname, port } = new URL(baseUrl);
-  const sentHeaders = body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+  const sentHeaders =
+    body === undefined
+      ? headers
+      : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
   return new Promise((resolve, reject) => {
-    const outgoing = request({ host: hostname, port, method, path, headers: sentHeaders, agent: false }, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: text }));
-    });
+    const outgoing = request(
+      { host: hostname, port, method, path, headers: sentHeaders, agent: false },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk) => (text += chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode!, headers: response.headers, body: text }),
+        );
+      },
+    );
     // A server may answer (413) before it has read the whole body; the answer is what counts.
     outgoing.on('error', reject);
     outgoing.end(body);

@@ -15,7 +15,11 @@ describe('the server process (node dist/server.mjs, as npm start runs it)', () =
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'animal-store-server-'));
-    server = await startServer({ NODE_ENV: 'development', LOG_LEVEL: 'info', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` });
+    server = await startServer({
+      NODE_ENV: 'development',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`,
+    });
     key = /It is shown only now: (pets_\S+)"/.exec(server.output())![1];
   });
   afterAll(async () => {
@@ -24,7 +28,9 @@ describe('the server process (node dist/server.mjs, as npm start runs it)', () =
   });
 
   it('prints a local key on first start, which works over real HTTP', async () => {
-    const response = await fetch(`${server.baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
+    const response = await fetch(`${server.baseUrl}/v1/pets`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
 
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual([]);
@@ -32,17 +38,26 @@ describe('the server process (node dist/server.mjs, as npm start runs it)', () =
 
   it('serves the committed OpenAPI document and the docs page from the bundle', async () => {
     const committed = JSON.parse(await readFile('openapi.json', 'utf8'));
-    const served = (await (await fetch(`${server.baseUrl}/docs-json`)).json()) as Record<string, unknown>;
+    const served = (await (await fetch(`${server.baseUrl}/docs-json`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect({ ...served, servers: committed.servers }).toEqual(committed);
     const page = await fetch(`${server.baseUrl}/docs/swagger-ui.css`);
     expect(page.status).toBe(200);
   });
 
   it('logs one JSON line per request with its request id, never the key', async () => {
-    await fetch(`${server.baseUrl}/v1/pets?limit=5`, { headers: { authorization: `Bearer ${key}`, 'x-request-id': 'trace-me-1' } });
+    await fetch(`${server.baseUrl}/v1/pets?limit=5`, {
+      headers: { authorization: `Bearer ${key}`, 'x-request-id': 'trace-me-1' },
+    });
     await new Promise((resolve) => setTimeout(resolve, 100));
 
-    const lines = server.output().trim().split('\n').filter((line) => line.includes('trace-me-1'));
+    const lines = server
+      .output()
+      .trim()
+      .split('\n')
+      .filter((line) => line.includes('trace-me-1'));
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0])).toMatchObject({
       level: 'info',
@@ -59,30 +74,56 @@ describe('the server process (node dist/server.mjs, as npm start runs it)', () =
   });
 
   it.each([
-    ['a malformed header line', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n', 'Malformed HTTP request'],
-    ['headers over the size limit', `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 'Request headers are too large'],
+    [
+      'a malformed header line',
+      'GET /v1/pets HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n',
+      'Malformed HTTP request',
+    ],
+    [
+      'headers over the size limit',
+      `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      'Request headers are too large',
+    ],
   ])('answers %s with the Error body, and keeps serving', async (_case, raw, message) => {
     const answer = await rawHttp(server.baseUrl, raw);
 
     expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     expect(answer.toLowerCase()).toContain('x-content-type-options: nosniff');
     expect(answer.toLowerCase()).toContain('cache-control: no-store');
-    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ code: 'VALIDATION_FAILED', message, status: 400 });
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+      code: 'VALIDATION_FAILED',
+      message,
+      status: 400,
+    });
     expect((await fetch(`${server.baseUrl}/health/live`)).status).toBe(200);
   });
 
   it('logs a line for a request whose URL cannot be routed', async () => {
-    await fetch(`${server.baseUrl}/v1/pets/%E0%A4%A`, { headers: { 'x-request-id': 'trace-bad-url' } });
+    await fetch(`${server.baseUrl}/v1/pets/%E0%A4%A`, {
+      headers: { 'x-request-id': 'trace-bad-url' },
+    });
     await waitFor(() => server.output().includes('trace-bad-url'));
-    const line = server.output().split('\n').find((l) => l.includes('trace-bad-url'))!;
-    expect(JSON.parse(line)).toMatchObject({ requestId: 'trace-bad-url', method: 'GET', status: 400, msg: 'request' });
+    const line = server
+      .output()
+      .split('\n')
+      .find((l) => l.includes('trace-bad-url'))!;
+    expect(JSON.parse(line)).toMatchObject({
+      requestId: 'trace-bad-url',
+      method: 'GET',
+      status: 400,
+      msg: 'request',
+    });
   });
 
   it('on SIGTERM refuses new connections, finishes the request in flight, then exits 0', async () => {
     const body = JSON.stringify({ name: 'in flight at SIGTERM', categoryId: 1 });
     const inFlight = request(`${server.baseUrl}/v1/pets`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': body.length },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'content-length': body.length,
+      },
     });
     const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
       inFlight.on('response', (res) => {
@@ -103,13 +144,18 @@ describe('the server process (node dist/server.mjs, as npm start runs it)', () =
     const finished = await response;
 
     expect(finished.status).toBe(201);
-    expect(JSON.parse(finished.body)).toMatchObject({ name: 'in flight at SIGTERM', categoryId: 1 });
+    expect(JSON.parse(finished.body)).toMatchObject({
+      name: 'in flight at SIGTERM',
+      categoryId: 1,
+    });
     // The client's keep-alive connection must not hold the shutdown open.
     const responseAt = Date.now();
     expect(await server.exited).toBe(0);
     expect(Date.now() - responseAt).toBeLessThan(1_000);
     expect(server.output()).toContain('"msg":"stopped"');
-    const stored = new Database(join(dir, 'db.sqlite'), { readonly: true }).prepare('SELECT name FROM pets').all();
+    const stored = new Database(join(dir, 'db.sqlite'), { readonly: true })
+      .prepare('SELECT name FROM pets')
+      .all();
     expect(stored).toEqual([{ name: 'in flight at SIGTERM' }]);
   });
 });
@@ -117,13 +163,26 @@ describe('the server process (node dist/server.mjs, as npm start runs it)', () =
 describe('configuration at start', () => {
   it.each([
     ['PORT', 'abc', 'Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")'],
-    ['DATABASE_URL', 'mysql://x', 'Invalid configuration: DATABASE_URL must be sqlite:<path> or postgres://user@host:port/database (got "mysql://x")'],
-    ['LOG_LEVEL', 'loud', 'Invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")'],
+    [
+      'DATABASE_URL',
+      'mysql://x',
+      'Invalid configuration: DATABASE_URL must be sqlite:<path> or postgres://user@host:port/database (got "mysql://x")',
+    ],
+    [
+      'LOG_LEVEL',
+      'loud',
+      'Invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
+    ],
   ])('refuses a bad %s with one line naming it, exit 1', async (name, value, message) => {
-    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-      execFile('node', ['dist/server.mjs'], { env: { ...process.env, [name]: value } }, (error, stdout, stderr) =>
-        resolve({ code: error ? (error.code as number) : 0, stdout, stderr }),
-      ),
+    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+      (resolve) =>
+        execFile(
+          'node',
+          ['dist/server.mjs'],
+          { env: { ...process.env, [name]: value } },
+          (error, stdout, stderr) =>
+            resolve({ code: error ? (error.code as number) : 0, stdout, stderr }),
+        ),
     );
     expect(result).toEqual({ code: 1, stdout: '', stderr: `${message}\n` });
   });
@@ -135,7 +194,7 @@ function rawHttp(baseUrl: string, raw: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => socket.write(raw));
     let answer = '';
-    socket.on('data', (chunk) => (answer += chunk));
+    socket.on('data', (chunk) => (answer += chunk.toString()));
     socket.on('end', () => resolve(answer));
     socket.on('error', reject);
   });

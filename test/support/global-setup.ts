@@ -7,7 +7,9 @@ import { execFileSync } from 'node:child_process';
 export default function setup(): void {
   const url = process.env.TEST_DATABASE_URL;
   if (url && !/test/i.test(new URL(url).pathname)) {
-    throw new Error(`TEST_DATABASE_URL must point at a database whose name contains "test", got ${new URL(url).pathname}`);
+    throw new Error(
+      `TEST_DATABASE_URL must point at a database whose name contains "test", got ${new URL(url).pathname}`,
+    );
   }
   execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
 }

@@ -9,8 +9,12 @@ export interface Finished {
 /** Runs the built `apikey` CLI against a database, as `npm run apikey` does. */
 export function runApiKeyCli(args: string[], databaseUrl: string): Promise<Finished> {
   return new Promise((resolve) => {
-    execFile('node', ['dist/auth/apikey.cli.js', ...args], { env: { ...process.env, DATABASE_URL: databaseUrl } }, (error, stdout, stderr) =>
-      resolve({ code: error ? (error.code as number) : 0, stdout, stderr }),
+    execFile(
+      'node',
+      ['dist/auth/apikey.cli.js', ...args],
+      { env: { ...process.env, DATABASE_URL: databaseUrl } },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (error.code as number) : 0, stdout, stderr }),
     );
   });
 }
@@ -27,24 +31,39 @@ export interface ServerProcess {
 
 /** Starts `node dist/server.mjs` (the bundle `npm start` runs) on a free port and waits until it listens. */
 export function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  return startListening(['dist/server.mjs'], env, /Server listening at (http:\/\/127\.0\.0\.1:\d+)/);
+  return startListening(
+    ['dist/server.mjs'],
+    env,
+    /Server listening at (http:\/\/127\.0\.0\.1:\d+)/,
+  );
 }
 
 /** Starts the benchmark's reference implementation on a free port and waits for its ready line. */
 export function startReference(env: Record<string, string>): Promise<ServerProcess> {
-  return startListening(['bench/reference/server.mjs'], env, /^reference listening on (http:\/\/127\.0\.0\.1:\d+)$/m);
+  return startListening(
+    ['bench/reference/server.mjs'],
+    env,
+    /^reference listening on (http:\/\/127\.0\.0\.1:\d+)$/m,
+  );
 }
 
 /** Spawns `node <args>` with PORT=0 and resolves once its output shows the URL it listens on. */
-async function startListening(args: string[], env: Record<string, string>, listeningAt: RegExp): Promise<ServerProcess> {
-  const child = spawn('node', args, { env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+async function startListening(
+  args: string[],
+  env: Record<string, string>,
+  listeningAt: RegExp,
+): Promise<ServerProcess> {
+  const child = spawn('node', args, {
+    env: { ...process.env, PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let all = '';
   let stdout = '';
-  child.stdout!.on('data', (chunk) => {
+  child.stdout.on('data', (chunk) => {
     all += chunk;
     stdout += chunk;
   });
-  child.stderr!.on('data', (chunk) => (all += chunk));
+  child.stderr.on('data', (chunk) => (all += chunk));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${args[0]} did not start:\n${all}`)), 15_000);

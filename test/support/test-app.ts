@@ -20,14 +20,26 @@ export interface TestApp {
   /** A valid API key, created through the real key store. */
   key: string;
   databaseUrl: string;
-  request(method: InjectOptions['method'], url: string, options?: RequestOptions): Promise<Response>;
+  request(
+    method: InjectOptions['method'],
+    url: string,
+    options?: RequestOptions,
+  ): Promise<Response>;
   close(): Promise<void>;
 }
 
 /** The real application (Fastify adapter, guard, pipe, filter) on a fresh database. */
-export async function startTestApp(engine: Engine, env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(
+  engine: Engine,
+  env: Record<string, string> = {},
+): Promise<TestApp> {
   const database = await createTestDatabase(engine);
-  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATABASE_URL: database.url, ...env });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: database.url,
+    ...env,
+  });
   const app = await createApp(config);
   const { key } = await app.get(ApiKeysService).create('e2e');
   return {
@@ -44,7 +56,9 @@ export async function startTestApp(engine: Engine, env: Record<string, string> =
           ...(body !== undefined && { 'content-type': 'application/json' }),
           ...headers,
         },
-        ...(body !== undefined && { payload: typeof body === 'string' ? body : JSON.stringify(body) }),
+        ...(body !== undefined && {
+          payload: typeof body === 'string' ? body : JSON.stringify(body),
+        }),
       }),
     close: async () => {
       await app.close();

@@ -7,7 +7,9 @@ import pg from 'pg';
 export type Engine = 'sqlite' | 'postgres';
 
 /** SQLite always; PostgreSQL too when TEST_DATABASE_URL is set (CI sets it). */
-export const ENGINES: Engine[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+export const ENGINES: Engine[] = process.env.TEST_DATABASE_URL
+  ? ['sqlite', 'postgres']
+  : ['sqlite'];
 
 export interface TestDatabase {
   /** A DATABASE_URL for the app and the CLI. */
@@ -19,7 +21,10 @@ export interface TestDatabase {
 export async function createTestDatabase(engine: Engine): Promise<TestDatabase> {
   if (engine === 'sqlite') {
     const dir = await mkdtemp(join(tmpdir(), 'animal-store-test-'));
-    return { url: `sqlite:${join(dir, 'animal-store.sqlite')}`, drop: () => rm(dir, { recursive: true, force: true }) };
+    return {
+      url: `sqlite:${join(dir, 'animal-store.sqlite')}`,
+      drop: () => rm(dir, { recursive: true, force: true }),
+    };
   }
   const adminUrl = process.env.TEST_DATABASE_URL!;
   const name = `animal_store_test_${randomBytes(6).toString('hex')}`;
@@ -28,11 +33,17 @@ export async function createTestDatabase(engine: Engine): Promise<TestDatabase> 
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
-    drop: () => withAdminClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)),
+    drop: () =>
+      withAdminClient(adminUrl, (client) =>
+        client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+      ),
   };
 }
 
-async function withAdminClient(url: string, work: (client: pg.Client) => Promise<unknown>): Promise<void> {
+async function withAdminClient(
+  url: string,
+  work: (client: pg.Client) => Promise<unknown>,
+): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -8,7 +8,11 @@ export const MAX_ID = Number.MAX_SAFE_INTEGER;
  * One message per field whichever constraint fails, so a 400 always names the field and what was
  * expected, and says so plainly when the field is missing or repeated.
  */
-export function expecting(field: string, expectation: string, source: 'body' | 'query' | 'path' = 'body'): ValidationOptions {
+export function expecting(
+  field: string,
+  expectation: string,
+  source: 'body' | 'query' | 'path' = 'body',
+): ValidationOptions {
   return {
     message: ({ value }: ValidationArguments) => {
       if (value === undefined) return `${field} is required`;
@@ -33,7 +37,12 @@ export function decimalInteger({ value }: TransformFnParams): unknown {
  * surrogate is not Unicode text at all).
  */
 export function isPetName(value: unknown): boolean {
-  if (typeof value !== 'string' || value.trim() === '' || value.includes('\u0000') || !value.isWellFormed()) {
+  if (
+    typeof value !== 'string' ||
+    value.trim() === '' ||
+    value.includes('\u0000') ||
+    !value.isWellFormed()
+  ) {
     return false;
   }
   return [...value].length <= 255;

@@ -41,6 +41,12 @@ export class ListPetsQueryDto {
       'Opaque position in the list. Do not build it: follow the `Link: <…>; rel="next"` header of the previous page.',
   })
   @IsOptional()
-  @ValidateBy({ name: 'isPageCursor', validator: { validate: (v) => typeof v === 'string' && decodeCursor(v) !== undefined } }, CURSOR)
+  @ValidateBy(
+    {
+      name: 'isPageCursor',
+      validator: { validate: (v) => typeof v === 'string' && decodeCursor(v) !== undefined },
+    },
+    CURSOR,
+  )
   cursor?: string;
 }

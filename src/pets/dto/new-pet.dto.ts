@@ -4,7 +4,10 @@ import { PET_STATUSES, type PetStatus } from '../pet-status.js';
 import { expecting, IsPetName, MAX_ID } from './field-rules.js';
 import { CATEGORY_ID_PROPERTY, NAME_PROPERTY, STATUS_PROPERTY } from './pet-properties.js';
 
-const NAME = expecting('name', 'a string of 1 to 255 characters, not only whitespace, without U+0000');
+const NAME = expecting(
+  'name',
+  'a string of 1 to 255 characters, not only whitespace, without U+0000',
+);
 const CATEGORY_ID = expecting('categoryId', `a JSON integer from 1 to ${MAX_ID}`);
 const STATUS = expecting('status', `one of ${PET_STATUSES.join(', ')} (or absent)`);
 

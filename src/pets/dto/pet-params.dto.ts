@@ -6,7 +6,13 @@ import { decimalInteger, expecting, MAX_ID } from './field-rules.js';
 const PET_ID = expecting('petId', `a decimal integer from 1 to ${MAX_ID}`, 'path');
 
 export class PetParamsDto {
-  @ApiProperty({ description: 'The identifier of the animal.', type: 'integer', format: 'int64', minimum: 1, maximum: MAX_ID })
+  @ApiProperty({
+    description: 'The identifier of the animal.',
+    type: 'integer',
+    format: 'int64',
+    minimum: 1,
+    maximum: MAX_ID,
+  })
   @Transform(decimalInteger)
   @IsInt(PET_ID)
   @Min(1, PET_ID)

@@ -3,7 +3,10 @@ import type { PetStatus } from '../pet-status.js';
 import { MAX_ID } from './field-rules.js';
 import { CATEGORY_ID_PROPERTY, NAME_PROPERTY, STATUS_PROPERTY } from './pet-properties.js';
 
-@ApiSchema({ name: 'Pet', description: 'An animal in the catalogue: all fields of NewPet plus its id.' })
+@ApiSchema({
+  name: 'Pet',
+  description: 'An animal in the catalogue: all fields of NewPet plus its id.',
+})
 export class PetDto {
   @ApiProperty({
     description: 'Unique identifier assigned by the service on creation.',

@@ -20,7 +20,11 @@ class PublicController {
   anything(): void {}
 }
 
-const handlerContext = (handler: (...args: never[]) => unknown, controller: new () => unknown, headers = {}) =>
+const handlerContext = (
+  handler: (...args: never[]) => unknown,
+  controller: new () => unknown,
+  headers = {},
+) =>
   ({
     getHandler: () => handler,
     getClass: () => controller,
@@ -38,11 +42,13 @@ describe('ApiKeyGuard', () => {
 
     it('rethrows the error even when a principal came with it', () => {
       const error = new Error('boom');
-      expect(() => guard.handleRequest(error, { id: 1 }, undefined, httpContext({}))).toThrow(error);
+      expect(() => guard.handleRequest(error, { id: 1 }, undefined, httpContext({}))).toThrow(
+        error,
+      );
     });
 
     it('answers 401 with a hint when no Authorization header was sent', () => {
-      const error = catchError(() => guard.handleRequest(false, false, undefined, httpContext({})));
+      const error = catchError(() => guard.handleRequest(null, false, undefined, httpContext({})));
       expect(error).toBeInstanceOf(ApiError);
       expect((error as ApiError).getStatus()).toBe(401);
       expect((error as ApiError).body).toEqual({
@@ -50,19 +56,32 @@ describe('ApiKeyGuard', () => {
         message: 'Missing API key: send it as "Authorization: Bearer <API_KEY>"',
         status: 401,
       });
-      expect((error as ApiError).headers).toEqual({ 'WWW-Authenticate': 'Bearer realm="animal-store"' });
+      expect((error as ApiError).headers).toEqual({
+        'WWW-Authenticate': 'Bearer realm="animal-store"',
+      });
     });
 
-    it.each(['Bearer pets_wrong', 'Basic dXNlcjpwdw==', ''])('answers 401 "Invalid API key" when the header %j was sent', (authorization) => {
-      const error = catchError(() => guard.handleRequest(null, false, undefined, httpContext({ authorization })));
-      expect(error).toBeInstanceOf(ApiError);
-      expect((error as ApiError).body).toEqual({ code: 'UNAUTHORIZED', message: 'Invalid API key', status: 401 });
-      expect((error as ApiError).headers).toEqual({ 'WWW-Authenticate': WWW_AUTHENTICATE });
-    });
+    it.each(['Bearer pets_wrong', 'Basic dXNlcjpwdw==', ''])(
+      'answers 401 "Invalid API key" when the header %j was sent',
+      (authorization) => {
+        const error = catchError(() =>
+          guard.handleRequest(null, false, undefined, httpContext({ authorization })),
+        );
+        expect(error).toBeInstanceOf(ApiError);
+        expect((error as ApiError).body).toEqual({
+          code: 'UNAUTHORIZED',
+          message: 'Invalid API key',
+          status: 401,
+        });
+        expect((error as ApiError).headers).toEqual({ 'WWW-Authenticate': WWW_AUTHENTICATE });
+      },
+    );
 
     it('returns the principal when the key was accepted', () => {
       const principal = { id: 3, name: 'ci' };
-      expect(guard.handleRequest(null, principal, undefined, httpContext({ authorization: 'Bearer x' }))).toBe(principal);
+      expect(
+        guard.handleRequest(null, principal, undefined, httpContext({ authorization: 'Bearer x' })),
+      ).toBe(principal);
     });
   });
 
@@ -71,17 +90,24 @@ describe('ApiKeyGuard', () => {
       vi.restoreAllMocks();
     });
 
-    const spyOnPassport = () => vi.spyOn(Object.getPrototypeOf(ApiKeyGuard.prototype), 'canActivate').mockResolvedValue('passport');
+    const spyOnPassport = () =>
+      vi
+        .spyOn(Object.getPrototypeOf(ApiKeyGuard.prototype), 'canActivate')
+        .mockResolvedValue('passport');
 
     it('lets a @Public() handler through without consulting passport', () => {
       const passport = spyOnPassport();
-      expect(guard.canActivate(handlerContext(HealthController.prototype.check, HealthController))).toBe(true);
+      expect(
+        guard.canActivate(handlerContext(HealthController.prototype.check, HealthController)),
+      ).toBe(true);
       expect(passport).not.toHaveBeenCalled();
     });
 
     it('lets every handler of a @Public() class through without consulting passport', () => {
       const passport = spyOnPassport();
-      expect(guard.canActivate(handlerContext(PublicController.prototype.anything, PublicController))).toBe(true);
+      expect(
+        guard.canActivate(handlerContext(PublicController.prototype.anything, PublicController)),
+      ).toBe(true);
       expect(passport).not.toHaveBeenCalled();
     });
 

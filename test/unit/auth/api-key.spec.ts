@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { apiKeyPrefix, generateApiKey, hashApiKey, hashesEqual } from '../../../src/auth/api-key.js';
+import {
+  apiKeyPrefix,
+  generateApiKey,
+  hashApiKey,
+  hashesEqual,
+} from '../../../src/auth/api-key.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -31,7 +36,9 @@ describe('generateApiKey', () => {
 
 describe('hashApiKey', () => {
   it('is the SHA-256 hex digest', () => {
-    expect(hashApiKey('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(hashApiKey('abc')).toBe(
+      'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+    );
   });
 });
 

@@ -1,9 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { summarize } from '../../../bench/lib/report.mjs';
 
-const load = (rps: number, p50Ms: number, p99Ms: number, errors = 0) => ({ requests: rps * 10, rps, p50Ms, p99Ms, errors });
+const load = (rps: number, p50Ms: number, p99Ms: number, errors = 0) => ({
+  requests: rps * 10,
+  rps,
+  p50Ms,
+  p99Ms,
+  errors,
+});
 
-function run(contender: string, round: number, rps: number, p99Ms: number, extra: { coldStartMs?: number; peakRssMb?: number } = {}) {
+function run(
+  contender: string,
+  round: number,
+  rps: number,
+  p99Ms: number,
+  extra: { coldStartMs?: number; peakRssMb?: number } = {},
+) {
   return {
     contender,
     round,
@@ -16,9 +28,12 @@ function run(contender: string, round: number, rps: number, p99Ms: number, extra
 describe('bench summary', () => {
   it('takes the median of the per-round ratios, not the ratio of medians', () => {
     const runs = [
-      run('service', 1, 500, 20), run('reference', 1, 1000, 10), // 0.50, p99 2.0
-      run('service', 2, 900, 20), run('reference', 2, 1000, 20), // 0.90, p99 1.0
-      run('service', 3, 300, 30), run('reference', 3, 1000, 10), // 0.30, p99 3.0
+      run('service', 1, 500, 20),
+      run('reference', 1, 1000, 10), // 0.50, p99 2.0
+      run('service', 2, 900, 20),
+      run('reference', 2, 1000, 20), // 0.90, p99 1.0
+      run('service', 3, 300, 30),
+      run('reference', 3, 1000, 10), // 0.30, p99 3.0
     ];
 
     const { ratios } = summarize(runs, ['list'], { pg: undefined, scale: false, connections: 32 });
@@ -27,7 +42,10 @@ describe('bench summary', () => {
   });
 
   it('checks each target and says which were missed', () => {
-    const runs = [run('service', 1, 400, 30, { coldStartMs: 1600, peakRssMb: 180 }), run('reference', 1, 1000, 10)];
+    const runs = [
+      run('service', 1, 400, 30, { coldStartMs: 1600, peakRssMb: 180 }),
+      run('reference', 1, 1000, 10),
+    ];
 
     const { targets } = summarize(runs, ['list'], { pg: undefined, scale: false, connections: 32 });
 
@@ -41,9 +59,16 @@ describe('bench summary', () => {
   });
 
   it('compares a deep page with page 1 under --scale, and skips the cold-start target on PostgreSQL', () => {
-    const scaleRun = { ...run('service', 1, 1000, 10), scenarios: { list: load(1000, 4, 9), deep: load(950, 5, 10) } };
+    const scaleRun = {
+      ...run('service', 1, 1000, 10),
+      scenarios: { list: load(1000, 4, 9), deep: load(950, 5, 10) },
+    };
 
-    const { ratios, deepOverPage1, targets } = summarize([scaleRun], ['list', 'deep'], { scale: true, pg: 'postgres://x', connections: 32 });
+    const { ratios, deepOverPage1, targets } = summarize([scaleRun], ['list', 'deep'], {
+      scale: true,
+      pg: 'postgres://x',
+      connections: 32,
+    });
 
     expect(ratios).toBeUndefined();
     expect(deepOverPage1).toBe(1.25);

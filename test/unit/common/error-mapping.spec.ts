@@ -14,19 +14,36 @@ import { toApiError } from '../../../src/common/error-mapping.js';
 const LIMIT = 16384;
 
 const INTERNAL = { code: 'INTERNAL_ERROR', message: 'Internal server error', status: 500 };
-const DB_UNAVAILABLE = { code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable; retry later', status: 503 };
-const TOO_LARGE = { code: 'PAYLOAD_TOO_LARGE', message: `Request body exceeds ${LIMIT} bytes`, status: 413 };
-const UNSUPPORTED = { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json', status: 415 };
+const DB_UNAVAILABLE = {
+  code: 'SERVICE_UNAVAILABLE',
+  message: 'The database is unavailable; retry later',
+  status: 503,
+};
+const TOO_LARGE = {
+  code: 'PAYLOAD_TOO_LARGE',
+  message: `Request body exceeds ${LIMIT} bytes`,
+  status: 413,
+};
+const UNSUPPORTED = {
+  code: 'UNSUPPORTED_MEDIA_TYPE',
+  message: 'Content-Type must be application/json',
+  status: 415,
+};
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 
 /** A Fastify-style error: a plain Error carrying statusCode and an FST_ code. */
-const fastifyError = (message: string, statusCode: number, code: string) => Object.assign(new Error(message), { statusCode, code });
+const fastifyError = (message: string, statusCode: number, code: string) =>
+  Object.assign(new Error(message), { statusCode, code });
 
 describe('toApiError', () => {
   it('keeps a client error a client error even when its message reads like a database outage', () => {
     const mapped = toApiError(new BadRequestException('Connection terminated'), LIMIT);
-    expect(mapped.body).toEqual({ code: 'VALIDATION_FAILED', message: 'The request is malformed', status: 400 });
+    expect(mapped.body).toEqual({
+      code: 'VALIDATION_FAILED',
+      message: 'The request is malformed',
+      status: 400,
+    });
   });
 
   it('passes an ApiError through as the same instance', () => {
@@ -36,15 +53,59 @@ describe('toApiError', () => {
 
   describe('Nest HTTP exceptions', () => {
     it.each([
-      ['BadRequestException', new BadRequestException('name must be a string'), { code: 'VALIDATION_FAILED', message: 'The request is malformed', status: 400 }],
+      [
+        'BadRequestException',
+        new BadRequestException('name must be a string'),
+        { code: 'VALIDATION_FAILED', message: 'The request is malformed', status: 400 },
+      ],
       ['PayloadTooLargeException', new PayloadTooLargeException('too big'), TOO_LARGE],
-      ['UnsupportedMediaTypeException', new UnsupportedMediaTypeException('text/plain'), UNSUPPORTED],
-      ['NotFoundException', new NotFoundException('Cannot GET /x'), { code: 'NOT_FOUND', message: 'The requested resource could not be found', status: 404 }],
-      ['ServiceUnavailableException', new ServiceUnavailableException('draining'), { code: 'SERVICE_UNAVAILABLE', message: 'The service is unavailable; retry later', status: 503 }],
-      ['HttpException 418', new HttpException("I'm a teapot", 418), { code: 'VALIDATION_FAILED', message: 'The request is malformed', status: 400 }],
-      ['HttpException 403', new HttpException('Forbidden resource', 403), { code: 'VALIDATION_FAILED', message: 'The request is malformed', status: 400 }],
-      ['HttpException 429', new HttpException('ThrottlerException: Too Many Requests', 429), { code: 'RATE_LIMITED', message: 'The API key exceeded its request budget; retry after Retry-After seconds.', status: 429 }],
-      ['HttpException 405', new HttpException('Method Not Allowed', 405), { code: 'METHOD_NOT_ALLOWED', message: 'The path exists but not with this method; see the Allow header.', status: 405 }],
+      [
+        'UnsupportedMediaTypeException',
+        new UnsupportedMediaTypeException('text/plain'),
+        UNSUPPORTED,
+      ],
+      [
+        'NotFoundException',
+        new NotFoundException('Cannot GET /x'),
+        { code: 'NOT_FOUND', message: 'The requested resource could not be found', status: 404 },
+      ],
+      [
+        'ServiceUnavailableException',
+        new ServiceUnavailableException('draining'),
+        {
+          code: 'SERVICE_UNAVAILABLE',
+          message: 'The service is unavailable; retry later',
+          status: 503,
+        },
+      ],
+      [
+        'HttpException 418',
+        new HttpException("I'm a teapot", 418),
+        { code: 'VALIDATION_FAILED', message: 'The request is malformed', status: 400 },
+      ],
+      [
+        'HttpException 403',
+        new HttpException('Forbidden resource', 403),
+        { code: 'VALIDATION_FAILED', message: 'The request is malformed', status: 400 },
+      ],
+      [
+        'HttpException 429',
+        new HttpException('ThrottlerException: Too Many Requests', 429),
+        {
+          code: 'RATE_LIMITED',
+          message: 'The API key exceeded its request budget; retry after Retry-After seconds.',
+          status: 429,
+        },
+      ],
+      [
+        'HttpException 405',
+        new HttpException('Method Not Allowed', 405),
+        {
+          code: 'METHOD_NOT_ALLOWED',
+          message: 'The path exists but not with this method; see the Allow header.',
+          status: 405,
+        },
+      ],
     ])('maps %s to its own fixed body', (_label, exception, body) => {
       const error = toApiError(exception, LIMIT);
       expect(error.body).toEqual(body);
@@ -58,11 +119,15 @@ describe('toApiError', () => {
     });
 
     it('names the configured limit in the 413 message', () => {
-      expect(toApiError(new PayloadTooLargeException(), 1024).body.message).toBe('Request body exceeds 1024 bytes');
+      expect(toApiError(new PayloadTooLargeException(), 1024).body.message).toBe(
+        'Request body exceeds 1024 bytes',
+      );
     });
 
     it('asks the client to retry after 1 second on a 503', () => {
-      expect(toApiError(new ServiceUnavailableException(), LIMIT).headers).toEqual({ 'Retry-After': '1' });
+      expect(toApiError(new ServiceUnavailableException(), LIMIT).headers).toEqual({
+        'Retry-After': '1',
+      });
     });
 
     it('sends no extra headers on a 4xx', () => {
@@ -72,7 +137,11 @@ describe('toApiError', () => {
 
   describe('Fastify errors (statusCode property)', () => {
     it('maps a body-too-large error to 413 without echoing the framework message', () => {
-      const exception = fastifyError('FST_ERR_CTP_BODY_TOO_LARGE Request body is too large', 413, 'FST_ERR_CTP_BODY_TOO_LARGE');
+      const exception = fastifyError(
+        'FST_ERR_CTP_BODY_TOO_LARGE Request body is too large',
+        413,
+        'FST_ERR_CTP_BODY_TOO_LARGE',
+      );
       const error = toApiError(exception, LIMIT);
       expect(error.body).toEqual(TOO_LARGE);
       expect(error.getStatus()).toBe(413);
@@ -80,7 +149,11 @@ describe('toApiError', () => {
     });
 
     it('maps an invalid-media-type error to 415 without echoing the framework message', () => {
-      const exception = fastifyError('FST_ERR_CTP_INVALID_MEDIA_TYPE Unsupported Media Type: text/plain', 415, 'FST_ERR_CTP_INVALID_MEDIA_TYPE');
+      const exception = fastifyError(
+        'FST_ERR_CTP_INVALID_MEDIA_TYPE Unsupported Media Type: text/plain',
+        415,
+        'FST_ERR_CTP_INVALID_MEDIA_TYPE',
+      );
       const error = toApiError(exception, LIMIT);
       expect(error.body).toEqual(UNSUPPORTED);
       expect(error.getStatus()).toBe(415);
@@ -105,7 +178,9 @@ describe('toApiError', () => {
 
     it('ignores a statusCode that is not a number', () => {
       expect(toApiError(fastifyError('odd', Number.NaN, 'X'), LIMIT).body).toEqual(INTERNAL);
-      expect(toApiError(Object.assign(new Error('odd'), { statusCode: '413' }), LIMIT).body).toEqual(INTERNAL);
+      expect(
+        toApiError(Object.assign(new Error('odd'), { statusCode: '413' }), LIMIT).body,
+      ).toEqual(INTERNAL);
     });
   });
 
@@ -129,12 +204,21 @@ describe('toApiError', () => {
   describe('database errors', () => {
     it.each([
       ['ECONNREFUSED', withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')],
-      ['PostgreSQL admin_shutdown (57P01)', withCode('terminating connection due to administrator command', '57P01')],
+      [
+        'PostgreSQL admin_shutdown (57P01)',
+        withCode('terminating connection due to administrator command', '57P01'),
+      ],
       [
         'a QueryFailedError whose driver error is a connection failure (08006)',
-        Object.assign(new Error('connection failure'), { name: 'QueryFailedError', driverError: withCode('connection failure', '08006') }),
+        Object.assign(new Error('connection failure'), {
+          name: 'QueryFailedError',
+          driverError: withCode('connection failure', '08006'),
+        }),
       ],
-      ['a "Connection terminated unexpectedly" Error without a code', new Error('Connection terminated unexpectedly')],
+      [
+        'a "Connection terminated unexpectedly" Error without a code',
+        new Error('Connection terminated unexpectedly'),
+      ],
       ['SQLITE_BUSY', withCode('database is locked', 'SQLITE_BUSY')],
     ])('maps %s to 503 SERVICE_UNAVAILABLE with Retry-After: 1', (_label, exception) => {
       const error = toApiError(exception, LIMIT);
@@ -144,7 +228,10 @@ describe('toApiError', () => {
     });
 
     it('maps an SQL syntax error to INTERNAL_ERROR without leaking the SQL', () => {
-      const exception = withCode('syntax error at or near "FORM" in SELECT id, name FORM pets WHERE id = $1', '42601');
+      const exception = withCode(
+        'syntax error at or near "FORM" in SELECT id, name FORM pets WHERE id = $1',
+        '42601',
+      );
       const error = toApiError(exception, LIMIT);
       expect(error.body).toEqual(INTERNAL);
       expect(error.getStatus()).toBe(500);
@@ -152,7 +239,12 @@ describe('toApiError', () => {
     });
 
     it('maps a unique-constraint violation (23505) to INTERNAL_ERROR', () => {
-      expect(toApiError(withCode('duplicate key value violates unique constraint "pets_pkey"', '23505'), LIMIT).body).toEqual(INTERNAL);
+      expect(
+        toApiError(
+          withCode('duplicate key value violates unique constraint "pets_pkey"', '23505'),
+          LIMIT,
+        ).body,
+      ).toEqual(INTERNAL);
     });
   });
 });

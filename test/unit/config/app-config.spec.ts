@@ -34,7 +34,16 @@ describe('loadConfig', () => {
 
   it('treats empty strings as unset', () => {
     const empty = Object.fromEntries(
-      ['NODE_ENV', 'HOST', 'PORT', 'DATABASE_URL', 'LOG_LEVEL', 'PUBLIC_BASE_URL', 'STAGING_BASE_URL', 'BODY_LIMIT_BYTES'].map((name) => [name, '']),
+      [
+        'NODE_ENV',
+        'HOST',
+        'PORT',
+        'DATABASE_URL',
+        'LOG_LEVEL',
+        'PUBLIC_BASE_URL',
+        'STAGING_BASE_URL',
+        'BODY_LIMIT_BYTES',
+      ].map((name) => [name, '']),
     );
     expect({ ...loadConfig(empty) }).toEqual({ ...loadConfig({}) });
   });
@@ -52,14 +61,19 @@ describe('loadConfig', () => {
       expect(loadConfig({ PORT: value }).port).toBe(expected);
     });
 
-    it.each(['abc', '-1', '65536', '3.5', ' 80', '1e3', '0x50'])('rejects %j, naming the variable', (value) => {
-      expect(configError({ PORT: value }).message).toBe(
-        `Invalid configuration: PORT must be an integer from 0 to 65535 (got ${JSON.stringify(value)})`,
-      );
-    });
+    it.each(['abc', '-1', '65536', '3.5', ' 80', '1e3', '0x50'])(
+      'rejects %j, naming the variable',
+      (value) => {
+        expect(configError({ PORT: value }).message).toBe(
+          `Invalid configuration: PORT must be an integer from 0 to 65535 (got ${JSON.stringify(value)})`,
+        );
+      },
+    );
 
     it('reports the exact message for "abc"', () => {
-      expect(configError({ PORT: 'abc' }).message).toBe('Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")');
+      expect(configError({ PORT: 'abc' }).message).toBe(
+        'Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")',
+      );
     });
   });
 
@@ -69,24 +83,42 @@ describe('loadConfig', () => {
     });
 
     it('rejects a blank host', () => {
-      expect(configError({ HOST: '  ' }).message).toBe('Invalid configuration: HOST must be a non-empty string (got "  ")');
+      expect(configError({ HOST: '  ' }).message).toBe(
+        'Invalid configuration: HOST must be a non-empty string (got "  ")',
+      );
     });
   });
 
   describe('DATABASE_URL', () => {
     it('reads sqlite:<path> as an SQLite file', () => {
-      expect(loadConfig({ DATABASE_URL: 'sqlite:/var/lib/pets.db' }).database).toEqual({ type: 'sqlite', path: '/var/lib/pets.db' });
+      expect(loadConfig({ DATABASE_URL: 'sqlite:/var/lib/pets.db' }).database).toEqual({
+        type: 'sqlite',
+        path: '/var/lib/pets.db',
+      });
     });
 
     it('keeps an in-memory SQLite path as given', () => {
-      expect(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).database).toEqual({ type: 'sqlite', path: ':memory:' });
+      expect(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).database).toEqual({
+        type: 'sqlite',
+        path: ':memory:',
+      });
     });
 
-    it.each(['postgres://user:pw@db.example:5432/pets', 'postgresql://user@localhost/pets'])('reads %j as PostgreSQL', (url) => {
-      expect(loadConfig({ DATABASE_URL: url }).database).toEqual({ type: 'postgres', url });
-    });
+    it.each(['postgres://user:pw@db.example:5432/pets', 'postgresql://user@localhost/pets'])(
+      'reads %j as PostgreSQL',
+      (url) => {
+        expect(loadConfig({ DATABASE_URL: url }).database).toEqual({ type: 'postgres', url });
+      },
+    );
 
-    it.each(['mysql://x', 'sqlite:', 'sqlite:  ', 'postgres://', 'postgres:/host/db', 'pets.sqlite'])('rejects %j, naming the variable', (url) => {
+    it.each([
+      'mysql://x',
+      'sqlite:',
+      'sqlite:  ',
+      'postgres://',
+      'postgres:/host/db',
+      'pets.sqlite',
+    ])('rejects %j, naming the variable', (url) => {
       expect(configError({ DATABASE_URL: url }).message).toBe(
         `Invalid configuration: DATABASE_URL must be sqlite:<path> or postgres://user@host:port/database (got ${JSON.stringify(url)})`,
       );
@@ -99,15 +131,12 @@ describe('loadConfig', () => {
       'postgres://:secret@host:99999/db',
       'postgres://user:se/cret@host:99999/db',
       'postgres://user:se@cret@host:99999/db',
-    ])(
-      'does not echo the credentials of the rejected %j',
-      (url) => {
-        const { message } = configError({ DATABASE_URL: url });
-        expect(message).toContain('DATABASE_URL');
-        expect(message).toContain('//***@host');
-        expect(message).not.toMatch(/se.?cret|user:/);
-      },
-    );
+    ])('does not echo the credentials of the rejected %j', (url) => {
+      const { message } = configError({ DATABASE_URL: url });
+      expect(message).toContain('DATABASE_URL');
+      expect(message).toContain('//***@host');
+      expect(message).not.toMatch(/se.?cret|user:/);
+    });
   });
 
   describe('NODE_ENV', () => {
@@ -123,9 +152,12 @@ describe('loadConfig', () => {
   });
 
   describe('LOG_LEVEL', () => {
-    it.each(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])('accepts %j', (value) => {
-      expect(loadConfig({ LOG_LEVEL: value }).logLevel).toBe(value);
-    });
+    it.each(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])(
+      'accepts %j',
+      (value) => {
+        expect(loadConfig({ LOG_LEVEL: value }).logLevel).toBe(value);
+      },
+    );
 
     it.each(['verbose', 'INFO', 'warning'])('rejects %j', (value) => {
       expect(configError({ LOG_LEVEL: value }).message).toBe(
@@ -137,22 +169,35 @@ describe('loadConfig', () => {
   describe.each(['PUBLIC_BASE_URL', 'STAGING_BASE_URL'] as const)('%s', (name) => {
     const key = name === 'PUBLIC_BASE_URL' ? 'publicBaseUrl' : 'stagingBaseUrl';
 
-    it.each(['https://pets.example/v1', 'http://localhost:3000/v1', 'https://pets.example/api/v1'])('accepts %j as is', (url) => {
-      expect(loadConfig({ [name]: url })[key]).toBe(url);
-    });
-
-    it('strips one trailing slash', () => {
-      expect(loadConfig({ [name]: 'https://pets.example/v1/' })[key]).toBe('https://pets.example/v1');
-    });
-
-    it.each(['ftp://pets.example/v1', 'https://pets.example', 'https://pets.example/v2', 'https://pets.example/v1/pets', 'https://pets.example/v10', 'pets.example/v1', '/v1', 'https://pets.example/v1?q=1', 'https://pets.example/v1#f', 'https://u:p@pets.example/v1'])(
-      'rejects %j',
+    it.each(['https://pets.example/v1', 'http://localhost:3000/v1', 'https://pets.example/api/v1'])(
+      'accepts %j as is',
       (url) => {
-        expect(configError({ [name]: url }).message).toBe(
-          `Invalid configuration: ${name} must be an http(s) URL ending in /v1, without credentials, query or fragment (got ${JSON.stringify(url)})`,
-        );
+        expect(loadConfig({ [name]: url })[key]).toBe(url);
       },
     );
+
+    it('strips one trailing slash', () => {
+      expect(loadConfig({ [name]: 'https://pets.example/v1/' })[key]).toBe(
+        'https://pets.example/v1',
+      );
+    });
+
+    it.each([
+      'ftp://pets.example/v1',
+      'https://pets.example',
+      'https://pets.example/v2',
+      'https://pets.example/v1/pets',
+      'https://pets.example/v10',
+      'pets.example/v1',
+      '/v1',
+      'https://pets.example/v1?q=1',
+      'https://pets.example/v1#f',
+      'https://u:p@pets.example/v1',
+    ])('rejects %j', (url) => {
+      expect(configError({ [name]: url }).message).toBe(
+        `Invalid configuration: ${name} must be an http(s) URL ending in /v1, without credentials, query or fragment (got ${JSON.stringify(url)})`,
+      );
+    });
   });
 
   describe('BODY_LIMIT_BYTES', () => {

@@ -28,9 +28,12 @@ describe('isPetName', () => {
     expect(isPetName(name)).toBe(false);
   });
 
-  it.each([undefined, null, 42, true, ['Rex'], { name: 'Rex' }])('rejects the non-string %j', (value) => {
-    expect(isPetName(value)).toBe(false);
-  });
+  it.each([undefined, null, 42, true, ['Rex'], { name: 'Rex' }])(
+    'rejects the non-string %j',
+    (value) => {
+      expect(isPetName(value)).toBe(false);
+    },
+  );
 });
 
 describe('decimalInteger', () => {
@@ -44,12 +47,22 @@ describe('decimalInteger', () => {
     expect(transform(value)).toBe(expected);
   });
 
-  it.each(['007', '+1', '1.5', '-1', ' 1', '1 ', '1e3', '0x10', '', '12345678901234567', '9'.repeat(40), '١'])(
-    'leaves %j as the string it came as',
-    (value) => {
-      expect(transform(value)).toBe(value);
-    },
-  );
+  it.each([
+    '007',
+    '+1',
+    '1.5',
+    '-1',
+    ' 1',
+    '1 ',
+    '1e3',
+    '0x10',
+    '',
+    '12345678901234567',
+    '9'.repeat(40),
+    '١',
+  ])('leaves %j as the string it came as', (value) => {
+    expect(transform(value)).toBe(value);
+  });
 
   it('leaves a repeated parameter (array) unchanged', () => {
     const value = ['1', '2'];
@@ -68,19 +81,28 @@ describe('expecting', () => {
     return message({ value, property: 'limit' } as ValidationArguments);
   };
 
-  it.each(['body', 'query', 'path', undefined] as const)('says the field is required when the value is undefined (%s)', (source) => {
-    expect(messageFor(source, undefined)).toBe('limit is required');
-  });
+  it.each(['body', 'query', 'path', undefined] as const)(
+    'says the field is required when the value is undefined (%s)',
+    (source) => {
+      expect(messageFor(source, undefined)).toBe('limit is required');
+    },
+  );
 
   it('says a query parameter must be given at most once when it came as an array', () => {
     expect(messageFor('query', ['1', '2'])).toBe('limit must be given at most once');
   });
 
-  it.each(['body', 'path', undefined] as const)('states the expectation for an array outside the query (%s)', (source) => {
-    expect(messageFor(source, ['1', '2'])).toBe('limit must be a decimal integer from 1 to 100');
-  });
+  it.each(['body', 'path', undefined] as const)(
+    'states the expectation for an array outside the query (%s)',
+    (source) => {
+      expect(messageFor(source, ['1', '2'])).toBe('limit must be a decimal integer from 1 to 100');
+    },
+  );
 
-  it.each([null, '', 'abc', 0])('states the expectation for the present but invalid value %j', (value) => {
-    expect(messageFor('query', value)).toBe('limit must be a decimal integer from 1 to 100');
-  });
+  it.each([null, '', 'abc', 0])(
+    'states the expectation for the present but invalid value %j',
+    (value) => {
+      expect(messageFor('query', value)).toBe('limit must be a decimal integer from 1 to 100');
+    },
+  );
 });
