@@ -106,6 +106,9 @@ async function runContender(contender, round) {
     LOG_LEVEL: 'info',
     HOST: '127.0.0.1',
     DATABASE_URL: opts.pg ?? `sqlite:${sqlitePath}`,
+    // One key drives thousands of requests a second: any per-key budget would turn the run into
+    // a 429 benchmark. The reference has no rate limiter, so the service runs without one too.
+    RATE_LIMIT_PER_MINUTE: '0',
     DATABASE_PATH: sqlitePath ?? '',
   };
   process.stderr.write(`round ${round}/${rounds} ${contender}: `);

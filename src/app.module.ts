@@ -9,13 +9,23 @@ import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { RouteTable } from './http/route-table.js';
 import { PetsModule } from './pets/pets.module.js';
+import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), DatabaseModule, AuthModule, PetsModule, HealthModule],
+      // AuthModule before RateLimitModule: global guards run in this order, and the rate limit
+      // counts per API key, so it needs the key the auth guard verified.
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule,
+        AuthModule,
+        RateLimitModule.forRoot(config),
+        PetsModule,
+        HealthModule,
+      ],
       providers: [
         RouteTable,
         { provide: APP_PIPE, useClass: RequestValidationPipe },

@@ -7,6 +7,8 @@
 //
 // Env: PORT (default 3001), HOST (127.0.0.1), DATABASE_PATH (a file the service already migrated),
 // BODY_LIMIT_BYTES (16384), LOG_LEVEL (info). The parity test is test/e2e/reference-parity.e2e-spec.ts.
+// Not mirrored: rate limits (the bench and the parity test run the service with
+// RATE_LIMIT_PER_MINUTE=0) and Idempotency-Key (neither sends one).
 import Fastify, { LogController } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';

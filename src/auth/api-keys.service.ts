@@ -8,6 +8,8 @@ import { apiKeyPrefix, generateApiKey, hashApiKey, hashesEqual } from './api-key
 export interface ApiKeyPrincipal {
   id: number;
   name: string;
+  /** The key's public identifier: unique across databases, so safe as a shared counter name. */
+  prefix: string;
 }
 
 export type ApiKeySummary = Pick<
@@ -75,7 +77,7 @@ export class ApiKeysService {
       this.verified.delete(hash);
       return undefined;
     }
-    const principal = { id: stored.id, name: stored.name };
+    const principal = { id: stored.id, name: stored.name, prefix: stored.prefix };
     this.remember(hash, principal);
     return principal;
   }

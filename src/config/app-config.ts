@@ -20,6 +20,10 @@ export class AppConfig {
   readonly publicBaseUrl!: string;
   readonly stagingBaseUrl!: string;
   readonly bodyLimitBytes!: number;
+  /** Requests per API key per minute; 0 turns rate limiting off. */
+  readonly rateLimitPerMinute!: number;
+  /** Where replicas share rate-limit counters; undefined: each process counts alone. */
+  readonly redisUrl?: string;
 }
 
 export class ConfigError extends Error {
@@ -41,6 +45,8 @@ const DEFAULTS = {
   PUBLIC_BASE_URL: 'https://api.animal-store.example/v1',
   STAGING_BASE_URL: 'https://staging.api.animal-store.example/v1',
   BODY_LIMIT_BYTES: '16384',
+  RATE_LIMIT_PER_MINUTE: '600',
+  REDIS_URL: '',
 } as const;
 
 type Env = Record<string, string | undefined>;
@@ -59,6 +65,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
     publicBaseUrl: versionedBaseUrl('PUBLIC_BASE_URL', read('PUBLIC_BASE_URL')),
     stagingBaseUrl: versionedBaseUrl('STAGING_BASE_URL', read('STAGING_BASE_URL')),
     bodyLimitBytes: integer('BODY_LIMIT_BYTES', read('BODY_LIMIT_BYTES'), 1024, 10 * 1024 * 1024),
+    rateLimitPerMinute: integer(
+      'RATE_LIMIT_PER_MINUTE',
+      read('RATE_LIMIT_PER_MINUTE'),
+      0,
+      1_000_000,
+    ),
+    redisUrl: optionalRedisUrl('REDIS_URL', read('REDIS_URL')),
   };
   return Object.freeze(Object.assign(new AppConfig(), config));
 }
@@ -113,6 +126,12 @@ function versionedBaseUrl(name: string, value: string): string {
     'an http(s) URL ending in /v1, without credentials, query or fragment',
     value,
   );
+}
+
+function optionalRedisUrl(name: string, value: string): string | undefined {
+  if (value === '') return undefined;
+  if (/^rediss?:\/\/./.test(value) && URL.canParse(value)) return value;
+  throw new ConfigError(name, 'redis://host:port or rediss://host:port', redactUrl(value));
 }
 
 /** Keeps credentials in DATABASE_URL out of error messages: everything up to the last `@` goes. */

@@ -5,6 +5,7 @@ import { ApiKeyEntity } from '../auth/api-key.entity.js';
 import type { DatabaseConfig } from '../config/app-config.js';
 import { PetEntity } from '../pets/pet.entity.js';
 import { InitialSchema1795219200000 } from './migrations/1795219200000-initial-schema.js';
+import { IdempotencyKeys1795298400000 } from './migrations/1795298400000-idempotency-keys.js';
 
 /** Any 64-bit constant shared by every replica: serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 7_413_202_611;
@@ -13,7 +14,7 @@ const MIGRATION_LOCK_ID = 7_413_202_611;
 export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
   const common = {
     entities: [PetEntity, ApiKeyEntity],
-    migrations: [InitialSchema1795219200000],
+    migrations: [InitialSchema1795219200000, IdempotencyKeys1795298400000],
     migrationsTableName: 'migrations',
     synchronize: false,
     logging: false,
@@ -54,10 +55,28 @@ export async function openDataSource(options: DataSourceOptions): Promise<DataSo
 }
 
 async function migrate(dataSource: DataSource): Promise<void> {
-  if (dataSource.options.type !== 'postgres') {
-    await dataSource.runMigrations({ transaction: 'all' });
-    return;
+  if (dataSource.options.type === 'postgres') await migrateUnderAdvisoryLock(dataSource);
+  else await migrateUnderWriteLock(dataSource);
+}
+
+/**
+ * Processes starting together on one new SQLite file would each find the schema missing and each
+ * create it, and all but one fail ("table pets already exists"). BEGIN IMMEDIATE takes the file's
+ * write lock before TypeORM reads which migrations ran (waiting up to the busy `timeout`), so the
+ * next process finds them done. The one transaction also makes the migration run all-or-nothing.
+ */
+async function migrateUnderWriteLock(dataSource: DataSource): Promise<void> {
+  await dataSource.query('BEGIN IMMEDIATE');
+  try {
+    await dataSource.runMigrations({ transaction: 'none' });
+    await dataSource.query('COMMIT');
+  } catch (error) {
+    await dataSource.query('ROLLBACK');
+    throw error;
   }
+}
+
+async function migrateUnderAdvisoryLock(dataSource: DataSource): Promise<void> {
   const lockHolder = dataSource.createQueryRunner();
   await lockHolder.connect();
   try {

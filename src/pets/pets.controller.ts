@@ -2,17 +2,22 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestj
 import {
   ApiBearerAuth,
   ApiCreatedResponse,
+  ApiHeader,
   ApiOkResponse,
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import type { ApiKeyPrincipal } from '../auth/api-keys.service.js';
+import { CurrentPrincipal } from '../auth/principal.js';
 import { ApiErrorResponses } from '../common/error.dto.js';
 import { deprecationHeaders, RouteHeaders } from '../http/route-headers.js';
+import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetParamsDto } from './dto/pet-params.dto.js';
 import { PetDto } from './dto/pet.dto.js';
+import { IDEMPOTENCY_KEY_HEADER, IdempotencyKey } from './idempotency-key.js';
 import { PetsService } from './pets.service.js';
 
 const PETS_PATH = '/v1/pets';
@@ -24,6 +29,11 @@ const GET_PET_DEPRECATION = deprecationHeaders({
   successor: PETS_PATH,
 });
 
+const CREATE_PET_DESCRIPTION =
+  'Adds an animal and returns it with its assigned id. Send an `Idempotency-Key` to make retries ' +
+  'safe: a retry of a request whose response was lost then returns the same animal instead of ' +
+  'adding a second one.';
+
 const LIST_PETS_DESCRIPTION =
   'Returns animals in ascending id order, at most `limit` per page. When more follow, the response has a ' +
   '`Link: <…>; rel="next"` header; following it until it is absent visits every animal that existed when ' +
@@ -31,7 +41,9 @@ const LIST_PETS_DESCRIPTION =
 
 @ApiTags('animals')
 @ApiBearerAuth('bearerAuth')
-@ApiErrorResponses(401, 500, 503)
+@ApiErrorResponses(401)
+@ApiRateLimitedResponse()
+@ApiErrorResponses(500, 503)
 @Controller({ path: 'pets', version: '1' })
 export class PetsController {
   constructor(private readonly pets: PetsService) {}
@@ -50,6 +62,7 @@ export class PetsController {
         description: 'RFC 8288 link to the next page, `<…>; rel="next"`; absent on the last page.',
         schema: { type: 'string' },
       },
+      ...RATE_LIMIT_HEADERS,
     },
   })
   @ApiErrorResponses(400)
@@ -68,11 +81,44 @@ export class PetsController {
 
   @Post()
   @HttpCode(201)
-  @ApiOperation({ operationId: 'createPet', summary: 'Add an animal' })
-  @ApiCreatedResponse({ description: 'The animal as stored, with its assigned id.', type: PetDto })
-  @ApiErrorResponses(400, 413, 415)
-  createPet(@Body() newPet: NewPetDto): Promise<PetDto> {
-    return this.pets.create(newPet);
+  @ApiOperation({
+    operationId: 'createPet',
+    summary: 'Add an animal',
+    description: CREATE_PET_DESCRIPTION,
+  })
+  @ApiHeader({
+    name: IDEMPOTENCY_KEY_HEADER,
+    required: false,
+    description:
+      'Makes retries safe: for 24 hours, a repeat of this request with the same key and body ' +
+      'returns the first response and creates nothing; the same key with another body is a 422. ' +
+      'Keys are scoped to the API key. A UUID per logical request is a good choice.',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+    example: '5f0c6e1e-8d7b-4a7e-9d0a-3b1f2c4d5e6f',
+  })
+  @ApiCreatedResponse({
+    description: 'The animal as stored, with its assigned id.',
+    type: PetDto,
+    headers: {
+      'Idempotent-Replayed': {
+        description:
+          '`true` when this is the stored response to an earlier request with the same Idempotency-Key.',
+        schema: { type: 'string', enum: ['true'] },
+      },
+      ...RATE_LIMIT_HEADERS,
+    },
+  })
+  @ApiErrorResponses(400, 413, 415, 422)
+  async createPet(
+    @Body() newPet: NewPetDto,
+    @IdempotencyKey() idempotencyKey: string | undefined,
+    @CurrentPrincipal() principal: ApiKeyPrincipal,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<PetDto> {
+    if (idempotencyKey === undefined) return this.pets.create(newPet);
+    const { pet, replayed } = await this.pets.createOnce(newPet, principal.id, idempotencyKey);
+    if (replayed) reply.header('Idempotent-Replayed', 'true');
+    return pet;
   }
 
   @Get(':petId')
@@ -99,6 +145,7 @@ export class PetsController {
         description: 'The successor: `</v1/pets>; rel="successor-version"`.',
         schema: { type: 'string', example: GET_PET_DEPRECATION.Link },
       },
+      ...RATE_LIMIT_HEADERS,
     },
   })
   @ApiErrorResponses(400, 404)

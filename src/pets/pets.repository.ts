@@ -11,7 +11,26 @@ export interface PetPageQuery {
   limit: number;
 }
 
+/** Who created a pet with which Idempotency-Key, and until when a retry gets that pet back. */
+export interface IdempotencyClaim {
+  apiKeyId: number;
+  key: string;
+  requestHash: string;
+  /** Epoch milliseconds. */
+  expiresAt: number;
+}
+
+export interface ClaimedPet {
+  pet: PetEntity;
+  requestHash: string;
+  expiresAt: number;
+}
+
 const COLUMNS = 'id, name, category_id AS "categoryId", status';
+const CLAIM_COLUMNS =
+  'idempotency_api_key_id, idempotency_key, idempotency_request_hash, idempotency_expires_at';
+const NO_CLAIM = `idempotency_api_key_id = NULL, idempotency_key = NULL,
+  idempotency_request_hash = NULL, idempotency_expires_at = NULL`;
 
 /**
  * All SQL that touches `pets`. Hand-written statements rather than `find()`: the request path then
@@ -48,6 +67,43 @@ export class PetsRepository {
     ]);
     return { ...pet, id: Number(id) };
   }
+
+  /**
+   * Inserts the pet unless a pet already holds this key for this API key; the unique index, not
+   * a prior lookup, decides, so concurrent retries on any replica create exactly one pet.
+   * Undefined when the key was taken.
+   */
+  async insertClaimed(
+    pet: Omit<PetEntity, 'id'>,
+    claim: IdempotencyClaim,
+  ): Promise<PetEntity | undefined> {
+    const [row]: Pick<PetRow, 'id'>[] = await this.pets.query(this.sql.insertClaimed, [
+      pet.name,
+      pet.categoryId,
+      pet.status,
+      claim.apiKeyId,
+      claim.key,
+      claim.requestHash,
+      claim.expiresAt,
+    ]);
+    return row ? { ...pet, id: Number(row.id) } : undefined;
+  }
+
+  async findClaimed(apiKeyId: number, key: string): Promise<ClaimedPet | undefined> {
+    const [row]: ClaimedPetRow[] = await this.pets.query(this.sql.byClaim, [apiKeyId, key]);
+    return row
+      ? { pet: toPetEntity(row), requestHash: row.requestHash, expiresAt: Number(row.expiresAt) }
+      : undefined;
+  }
+
+  /** Frees one key if it expired at or before `now`; the pet itself stays. */
+  async releaseExpiredClaim(apiKeyId: number, key: string, now: number): Promise<void> {
+    await this.pets.query(this.sql.releaseExpiredClaim, [apiKeyId, key, now]);
+  }
+
+  async releaseAllExpiredClaims(now: number): Promise<void> {
+    await this.pets.query(this.sql.releaseAllExpiredClaims, [now]);
+  }
 }
 
 /** A row as the drivers return it: PostgreSQL hands `bigint` over as a string. */
@@ -56,6 +112,11 @@ interface PetRow {
   name: string;
   categoryId: number | string;
   status: PetStatus | null;
+}
+
+interface ClaimedPetRow extends PetRow {
+  requestHash: string;
+  expiresAt: number | string;
 }
 
 /** Ids and category ids are bounded to Number.MAX_SAFE_INTEGER by validation, so Number() is exact. */
@@ -73,6 +134,23 @@ function statementsFor(engine: 'postgres' | 'sqlite') {
     ),
     byId: sql(`SELECT ${COLUMNS} FROM pets WHERE id = ?`),
     insert: sql('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id'),
+    insertClaimed: sql(
+      `INSERT INTO pets (name, category_id, status, ${CLAIM_COLUMNS})
+       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+    ),
+    byClaim: sql(
+      `SELECT ${COLUMNS}, idempotency_request_hash AS "requestHash",
+         idempotency_expires_at AS "expiresAt"
+       FROM pets WHERE idempotency_api_key_id = ? AND idempotency_key = ?`,
+    ),
+    releaseExpiredClaim: sql(
+      `UPDATE pets SET ${NO_CLAIM}
+       WHERE idempotency_api_key_id = ? AND idempotency_key = ? AND idempotency_expires_at <= ?`,
+    ),
+    releaseAllExpiredClaims: sql(
+      `UPDATE pets SET ${NO_CLAIM}
+       WHERE idempotency_key IS NOT NULL AND idempotency_expires_at <= ?`,
+    ),
   };
 }
 

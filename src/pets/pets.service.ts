@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
-import { notFound } from '../common/api-error.js';
+import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { ApiError, notFound } from '../common/api-error.js';
 import { DEFAULT_PAGE_SIZE, ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
+import { createPetRequestHash, IDEMPOTENCY_KEY_TTL_MS } from './idempotency-key.js';
 import { decodeCursor, encodeCursor } from './page-cursor.js';
 import { PetEntity } from './pet.entity.js';
 import { PetsRepository } from './pets.repository.js';
@@ -13,9 +14,33 @@ export interface PetPage {
   next?: Record<string, string>;
 }
 
+export interface CreatedPet {
+  pet: PetDto;
+  /** True when an earlier request with the same Idempotency-Key created it. */
+  replayed: boolean;
+}
+
+/** How often keys past their 24 hours are forgotten; a stale one is also freed when reused. */
+const EXPIRED_KEY_SWEEP_MS = 60 * 60 * 1000;
+
 @Injectable()
-export class PetsService {
+export class PetsService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(PetsService.name);
+  private sweep?: NodeJS.Timeout;
+
   constructor(private readonly pets: PetsRepository) {}
+
+  onModuleInit(): void {
+    this.sweep = setInterval(() => {
+      this.pets
+        .releaseAllExpiredClaims(Date.now())
+        .catch((error: Error) => this.logger.warn(`expired Idempotency-Keys: ${error.message}`));
+    }, EXPIRED_KEY_SWEEP_MS).unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.sweep);
+  }
 
   async list({ limit = DEFAULT_PAGE_SIZE, status, cursor }: ListPetsQueryDto): Promise<PetPage> {
     const afterId = cursor === undefined ? 0 : decodeCursor(cursor)!;
@@ -35,6 +60,38 @@ export class PetsService {
 
   async create({ name, categoryId, status }: NewPetDto): Promise<PetDto> {
     return toPetDto(await this.pets.insert({ name, categoryId, status: status ?? null }));
+  }
+
+  /**
+   * Creates the pet once per (API key, Idempotency-Key) for 24 hours (api-decisions §10): a retry
+   * with the same body gets the first pet back, with another body a 422. A concurrent duplicate
+   * waits on the unique index for the first insert to commit, then gets its pet.
+   */
+  async createOnce(newPet: NewPetDto, apiKeyId: number, key: string): Promise<CreatedPet> {
+    const requestHash = createPetRequestHash(newPet);
+    const row = { name: newPet.name, categoryId: newPet.categoryId, status: newPet.status ?? null };
+    // Each pass either settles or saw the key freed (expired) since the last: a few always do.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const now = Date.now();
+      const claim = { apiKeyId, key, requestHash, expiresAt: now + IDEMPOTENCY_KEY_TTL_MS };
+      const created = await this.pets.insertClaimed(row, claim);
+      if (created) return { pet: toPetDto(created), replayed: false };
+
+      const earlier = await this.pets.findClaimed(apiKeyId, key);
+      if (!earlier) continue;
+      if (earlier.expiresAt <= now) {
+        await this.pets.releaseExpiredClaim(apiKeyId, key, now);
+        continue;
+      }
+      if (earlier.requestHash !== requestHash) {
+        throw new ApiError(
+          'IDEMPOTENCY_KEY_REUSED',
+          'This Idempotency-Key was already used with a different request body',
+        );
+      }
+      return { pet: toPetDto(earlier.pet), replayed: true };
+    }
+    throw new Error('Idempotency-Key claim did not settle');
   }
 
   async get(id: number): Promise<PetDto> {

@@ -5,6 +5,8 @@ import { startTestApp, type TestApp } from '../support/test-app.js';
 
 type Json = Record<string, any>;
 
+const RATE_LIMIT_HEADER_NAMES = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+
 describe('OpenAPI document', () => {
   let rendered: string;
   let doc: Json;
@@ -48,9 +50,27 @@ describe('OpenAPI document', () => {
   it('documents every status of the seed plus the ones the decisions add', () => {
     const statuses = (path: string, method: string) =>
       Object.keys(doc.paths[path][method].responses);
-    expect(statuses('/pets', 'get')).toEqual(['200', '400', '401', '500', '503']);
-    expect(statuses('/pets', 'post')).toEqual(['201', '400', '401', '413', '415', '500', '503']);
-    expect(statuses('/pets/{petId}', 'get')).toEqual(['200', '400', '401', '404', '500', '503']);
+    expect(statuses('/pets', 'get')).toEqual(['200', '400', '401', '429', '500', '503']);
+    expect(statuses('/pets', 'post')).toEqual([
+      '201',
+      '400',
+      '401',
+      '413',
+      '415',
+      '422',
+      '429',
+      '500',
+      '503',
+    ]);
+    expect(statuses('/pets/{petId}', 'get')).toEqual([
+      '200',
+      '400',
+      '401',
+      '404',
+      '429',
+      '500',
+      '503',
+    ]);
     for (const item of Object.values<Json>(doc.paths)) {
       for (const op of Object.values<Json>(item)) {
         for (const [status, response] of Object.entries<Json>(op.responses)) {
@@ -105,7 +125,50 @@ describe('OpenAPI document', () => {
         schema: expect.objectContaining({ type: 'integer', format: 'int64' }),
       }),
     ]);
-    expect(Object.keys(op.responses['200'].headers)).toEqual(['Deprecation', 'Sunset', 'Link']);
+    expect(Object.keys(op.responses['200'].headers)).toEqual([
+      'Deprecation',
+      'Sunset',
+      'Link',
+      ...RATE_LIMIT_HEADER_NAMES,
+    ]);
+  });
+
+  it('documents the rate-limit budget on every success and Retry-After on every 429', () => {
+    for (const [path, method, success] of [
+      ['/pets', 'get', '200'],
+      ['/pets', 'post', '201'],
+      ['/pets/{petId}', 'get', '200'],
+    ]) {
+      const { responses } = doc.paths[path][method];
+      expect(Object.keys(responses[success].headers)).toEqual(
+        expect.arrayContaining(RATE_LIMIT_HEADER_NAMES),
+      );
+      expect(Object.keys(responses['429'].headers)).toEqual([
+        'Retry-After',
+        ...RATE_LIMIT_HEADER_NAMES,
+      ]);
+    }
+  });
+
+  it('documents the optional Idempotency-Key header on createPet', () => {
+    const op = doc.paths['/pets'].post;
+    expect(op.parameters).toEqual([
+      expect.objectContaining({
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        schema: expect.objectContaining({
+          type: 'string',
+          minLength: 1,
+          maxLength: 255,
+          pattern: '^[\\x20-\\x7E]+$',
+        }),
+      }),
+    ]);
+    expect(Object.keys(op.responses['201'].headers)).toEqual([
+      'Idempotent-Replayed',
+      ...RATE_LIMIT_HEADER_NAMES,
+    ]);
   });
 
   it('has the schemas of the seed with their required fields and int64 formats', () => {

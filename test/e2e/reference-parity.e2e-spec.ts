@@ -33,6 +33,8 @@ describe('bench reference parity with the service [sqlite]', () => {
       NODE_ENV: 'production',
       LOG_LEVEL: 'info',
       DATABASE_URL: databaseUrl,
+      // The reference has no rate limiter (the bench runs both without one).
+      RATE_LIMIT_PER_MINUTE: '0',
     });
     key = (await runApiKeyCli(['create', 'parity'], databaseUrl)).stdout.trim();
     revokedKey = (await runApiKeyCli(['create', 'revoked'], databaseUrl)).stdout.trim();

@@ -23,6 +23,8 @@ describe('loadConfig', () => {
       publicBaseUrl: 'https://api.animal-store.example/v1',
       stagingBaseUrl: 'https://staging.api.animal-store.example/v1',
       bodyLimitBytes: 16384,
+      rateLimitPerMinute: 600,
+      redisUrl: undefined,
     });
   });
 
@@ -43,6 +45,8 @@ describe('loadConfig', () => {
         'PUBLIC_BASE_URL',
         'STAGING_BASE_URL',
         'BODY_LIMIT_BYTES',
+        'RATE_LIMIT_PER_MINUTE',
+        'REDIS_URL',
       ].map((name) => [name, '']),
     );
     expect({ ...loadConfig(empty) }).toEqual({ ...loadConfig({}) });
@@ -213,6 +217,43 @@ describe('loadConfig', () => {
       expect(configError({ BODY_LIMIT_BYTES: value }).message).toBe(
         `Invalid configuration: BODY_LIMIT_BYTES must be an integer from 1024 to 10485760 (got ${JSON.stringify(value)})`,
       );
+    });
+  });
+
+  describe('RATE_LIMIT_PER_MINUTE', () => {
+    it.each([
+      ['0', 0],
+      ['1', 1],
+      ['1000000', 1_000_000],
+    ])('accepts %j', (value, expected) => {
+      expect(loadConfig({ RATE_LIMIT_PER_MINUTE: value }).rateLimitPerMinute).toBe(expected);
+    });
+
+    it.each(['-1', '1000001', 'off', '60/s', '1.5'])('rejects %j', (value) => {
+      expect(configError({ RATE_LIMIT_PER_MINUTE: value }).message).toBe(
+        `Invalid configuration: RATE_LIMIT_PER_MINUTE must be an integer from 0 to 1000000 (got ${JSON.stringify(value)})`,
+      );
+    });
+  });
+
+  describe('REDIS_URL', () => {
+    it.each(['redis://127.0.0.1:6379', 'rediss://user:pw@cache.example:6380/2'])(
+      'accepts %j',
+      (url) => {
+        expect(loadConfig({ REDIS_URL: url }).redisUrl).toBe(url);
+      },
+    );
+
+    it.each(['127.0.0.1:6379', 'http://cache', 'redis://'])('rejects %j', (url) => {
+      expect(configError({ REDIS_URL: url }).message).toBe(
+        `Invalid configuration: REDIS_URL must be redis://host:port or rediss://host:port (got ${JSON.stringify(url)})`,
+      );
+    });
+
+    it('does not echo the password of a rejected URL', () => {
+      const { message } = configError({ REDIS_URL: 'redis//user:secret@cache:6379' });
+      expect(message).toContain('//***@cache');
+      expect(message).not.toContain('secret');
     });
   });
 });

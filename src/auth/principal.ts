@@ -1,0 +1,16 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import type { ApiKeyPrincipal } from './api-keys.service.js';
+
+/** The key owner Passport attached to the request; only routes behind the guard have one. */
+export function principalOf(request: FastifyRequest): ApiKeyPrincipal {
+  const principal = (request as FastifyRequest & { user?: ApiKeyPrincipal }).user;
+  if (!principal) throw new Error('No API key principal on the request: is the route public?');
+  return principal;
+}
+
+/** Injects the authenticated key's owner into a handler parameter. */
+export const CurrentPrincipal = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): ApiKeyPrincipal =>
+    principalOf(context.switchToHttp().getRequest<FastifyRequest>()),
+);

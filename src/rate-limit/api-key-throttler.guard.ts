@@ -1,0 +1,65 @@
+import { ExecutionContext, Injectable } from '@nestjs/common';
+import {
+  ThrottlerGuard,
+  type ThrottlerLimitDetail,
+  type ThrottlerRequest,
+} from '@nestjs/throttler';
+import type { FastifyRequest } from 'fastify';
+import { principalOf } from '../auth/principal.js';
+import { IS_PUBLIC_KEY } from '../auth/public.decorator.js';
+import { ApiError } from '../common/api-error.js';
+
+/**
+ * One budget per API key across all operations (api-decisions §9). Runs after the API-key guard,
+ * so every request it counts is authenticated; public routes (docs, health) are not limited.
+ */
+@Injectable()
+export class ApiKeyThrottlerGuard extends ThrottlerGuard {
+  // IETF RateLimit header fields draft: RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset.
+  protected override headerPrefix = 'RateLimit';
+
+  protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
+    return Promise.resolve(
+      this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, [
+        context.getHandler(),
+        context.getClass(),
+      ]) === true,
+    );
+  }
+
+  protected override getTracker(request: FastifyRequest): Promise<string> {
+    return Promise.resolve(principalOf(request).prefix);
+  }
+
+  protected override generateKey(_context: ExecutionContext, tracker: string, name: string) {
+    return `animal-store:rate-limit:${name}:${tracker}`;
+  }
+
+  /** A counter store that cannot answer (Redis down) must not take the API down with it. */
+  protected override async handleRequest(request: ThrottlerRequest): Promise<boolean> {
+    try {
+      return await super.handleRequest(request);
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      this.logger.warn(`rate limit not enforced: ${(error as Error).message}`);
+      return true;
+    }
+  }
+
+  protected override throwThrottlingException(
+    _context: ExecutionContext,
+    { limit, timeToBlockExpire }: ThrottlerLimitDetail,
+  ): Promise<void> {
+    const seconds = String(Math.max(1, timeToBlockExpire));
+    throw new ApiError(
+      'RATE_LIMITED',
+      `Rate limit of ${limit} requests per minute exceeded; retry in ${seconds} s`,
+      {
+        'Retry-After': seconds,
+        'RateLimit-Limit': String(limit),
+        'RateLimit-Remaining': '0',
+        'RateLimit-Reset': seconds,
+      },
+    );
+  }
+}

@@ -1,0 +1,29 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { ThrottlerModule } from '@nestjs/throttler';
+import type { AppConfig } from '../config/app-config.js';
+import { ApiKeyThrottlerGuard } from './api-key-throttler.guard.js';
+import { RedisRateLimitStorage } from './redis-rate-limit.storage.js';
+
+const WINDOW_MS = 60_000;
+
+/**
+ * Per-key rate limits (api-decisions §9). Counters live in Redis when REDIS_URL is set, so every
+ * replica draws on one budget; otherwise in this process's memory.
+ */
+@Module({})
+export class RateLimitModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    if (config.rateLimitPerMinute === 0) return { module: RateLimitModule };
+    return {
+      module: RateLimitModule,
+      imports: [
+        ThrottlerModule.forRoot({
+          throttlers: [{ ttl: WINDOW_MS, limit: config.rateLimitPerMinute }],
+          storage: config.redisUrl ? new RedisRateLimitStorage(config.redisUrl) : undefined,
+        }),
+      ],
+      providers: [{ provide: APP_GUARD, useClass: ApiKeyThrottlerGuard }],
+    };
+  }
+}
