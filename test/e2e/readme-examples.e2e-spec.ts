@@ -1,0 +1,69 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runApiKeyCli, startServer, type ServerProcess } from '../support/processes.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+
+interface Example {
+  command: string;
+  /** What the command must print; undefined when the README shows no output for it. */
+  output?: string;
+}
+
+/**
+ * The `sh` blocks of the README's consumer sections, as command / expected-output pairs: a `# `
+ * line right after a command is what it prints. Variable assignments are the reader's setup; the
+ * test provides API and KEY itself.
+ */
+function readmeExamples(): Example[] {
+  const readme = readFileSync('README.md', 'utf8');
+  const consumerSections = readme.slice(
+    readme.indexOf('## Using the API'),
+    readme.indexOf('## Running on PostgreSQL'),
+  );
+  const examples: Example[] = [];
+  for (const [, block] of consumerSections.matchAll(/```sh\n([\s\S]*?)```/g)) {
+    const lines = block.trimEnd().split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      let command = lines[i];
+      while (command.endsWith('\\')) command = `${command.slice(0, -1)}${lines[++i].trim()}`;
+      if (/^[A-Z]+=/.test(command)) continue;
+      const output: string[] = [];
+      while (lines[i + 1]?.startsWith('# ')) output.push(lines[++i].slice(2));
+      examples.push({ command, output: output.length ? output.join('\n') : undefined });
+    }
+  }
+  return examples;
+}
+
+const examples = readmeExamples();
+
+describe('README examples, run as written against the real server', () => {
+  let database: TestDatabase;
+  let server: ServerProcess;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('sqlite');
+    server = await startServer({ NODE_ENV: 'production', DATABASE_URL: database.url });
+    const key = (await runApiKeyCli(['create', 'readme'], database.url)).stdout.trim();
+    env = { ...process.env, API: `${server.baseUrl}/v1`, KEY: key };
+  });
+  afterAll(async () => {
+    server?.child.kill('SIGKILL');
+    await database?.drop();
+  });
+
+  it('finds the examples', () => {
+    expect(examples.length).toBeGreaterThanOrEqual(14);
+  });
+
+  it.each(examples.map((example, i) => [i + 1, example.command, example] as const))(
+    '%i. %s',
+    async (_n, _command, { command, output }) => {
+      const { stdout } = await promisify(execFile)('bash', ['-c', command], { env });
+      if (output !== undefined) expect(stdout.trimEnd()).toBe(output);
+    },
+  );
+});
