@@ -49,6 +49,9 @@ const DEFAULTS = {
   REDIS_URL: '',
 } as const;
 
+/** Every variable the service reads. */
+export const CONFIG_VARIABLES = Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[];
+
 type Env = Record<string, string | undefined>;
 
 export function loadConfig(env: Env = process.env): AppConfig {

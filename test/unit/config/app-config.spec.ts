@@ -1,5 +1,12 @@
+import { readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { AppConfig, ConfigError, loadConfig } from '../../../src/config/app-config.js';
+import {
+  AppConfig,
+  CONFIG_VARIABLES,
+  ConfigError,
+  loadConfig,
+} from '../../../src/config/app-config.js';
 
 /** The error loadConfig throws for this environment (fails the test if it does not throw). */
 function configError(env: Record<string, string>): ConfigError {
@@ -255,5 +262,22 @@ describe('loadConfig', () => {
       expect(message).toContain('//***@cache');
       expect(message).not.toContain('secret');
     });
+  });
+
+  describe.each(['.env', 'config/production.env.example'])('%s', (file) => {
+    const env = parseEnv(readFileSync(file, 'utf8'));
+
+    it('sets every variable the service reads, and nothing else', () => {
+      expect(Object.keys(env).sort()).toEqual([...CONFIG_VARIABLES].sort());
+    });
+
+    it('is a valid configuration', () => {
+      expect(() => loadConfig(env)).not.toThrow();
+    });
+  });
+
+  it('documents every variable in the README configuration table', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    for (const name of CONFIG_VARIABLES) expect(readme).toContain(`| \`${name}\` |`);
   });
 });
