@@ -1,0 +1,169 @@
+import createClient, { type Client } from 'openapi-fetch';
+import type { components, paths } from './api-schema.js';
+import { findLink } from './link-header.js';
+
+export type Pet = components['schemas']['Pet'];
+export type NewPet = components['schemas']['NewPet'];
+export type PetStatus = components['schemas']['PetStatus'];
+/** The body of every error response of the API. */
+export type ErrorBody = components['schemas']['Error'];
+
+export type AnimalStoreClient = Client<paths>;
+
+/** An error response of the API, carrying its Error body. */
+export class AnimalStoreError extends Error {
+  readonly body: ErrorBody;
+
+  constructor(operation: string, body: ErrorBody) {
+    super(`${operation}: ${body.status} ${body.code}: ${body.message}`);
+    this.name = 'AnimalStoreError';
+    this.body = body;
+  }
+}
+
+/** A client for the API at `baseUrl` (the server URL, ending in /v1), sending `apiKey` on every call. */
+export function createAnimalStoreClient(baseUrl: string, apiKey: string): AnimalStoreClient {
+  return createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${apiKey}` } });
+}
+
+export async function createPet(client: AnimalStoreClient, pet: NewPet): Promise<Pet> {
+  const { data, error, response } = await client.POST('/pets', { body: pet });
+  if (data === undefined) throw failure('createPet', error, response);
+  return data;
+}
+
+/**
+ * The pages of listPets, fetched one at a time as they are consumed: each page's
+ * `Link: <…>; rel="next"` leads to the next, and the last page has none.
+ */
+export async function* listPetPages(
+  client: AnimalStoreClient,
+  pageSize: number,
+): AsyncGenerator<Pet[]> {
+  let page = await client.GET('/pets', { params: { query: { limit: pageSize } } });
+  for (;;) {
+    const { data, error, response } = page;
+    if (data === undefined) throw failure('listPets', error, response);
+    yield data;
+    const nextQuery = nextPageQuery(response);
+    if (nextQuery === undefined) return;
+    // Sent exactly as the server wrote it: the cursor is opaque, and the link carries the limit
+    // and any filter of the walk.
+    page = await client.GET('/pets', { querySerializer: () => nextQuery });
+  }
+}
+
+/** The query string of the response's next page; undefined on the last page. */
+function nextPageQuery(response: Response): string | undefined {
+  const target = findLink(response.headers.get('Link'), 'next');
+  if (target === undefined) return undefined;
+  // The target is relative (`</v1/pets?limit=20&cursor=…>`): it resolves against the URL requested.
+  const next = new URL(target, response.url);
+  const listed = new URL(response.url);
+  if (next.origin !== listed.origin || next.pathname !== listed.pathname)
+    throw new Error(`listPets: the next link points away from the listing: ${next.href}`);
+  return next.search;
+}
+
+/** getPet is deprecated (see its Sunset header) but still the way to read one pet by id. */
+export async function getPet(client: AnimalStoreClient, petId: number): Promise<Pet> {
+  const { data, error, response } = await client.GET('/pets/{petId}', {
+    params: { path: { petId } },
+  });
+  if (data === undefined) throw failure('getPet', error, response);
+  return data;
+}
+
+/** A typed AnimalStoreError for the API's Error body; a plain Error when something else answered. */
+function failure(operation: string, error: unknown, response: Response): Error {
+  if (isErrorBody(error)) return new AnimalStoreError(operation, error);
+  // A proxy in front of the API, for example, answers with its own page.
+  return new Error(`${operation}: unexpected HTTP ${response.status} response`);
+}
+
+function isErrorBody(value: unknown): value is ErrorBody {
+  const body = value as Partial<ErrorBody> | null | undefined;
+  return (
+    typeof body?.code === 'string' &&
+    typeof body.message === 'string' &&
+    typeof body.status === 'number'
+  );
+}
+
+/** What to tell a person about an error response. */
+export function explainError(body: ErrorBody): string {
+  switch (body.code) {
+    case 'UNAUTHORIZED':
+      return `The API key was refused (${body.message}). Create one at the repository root with: npm run --silent apikey -- create <name>`;
+    case 'RATE_LIMITED':
+    case 'SERVICE_UNAVAILABLE':
+      return `The service cannot answer now (${body.code}: ${body.message}). Retry later.`;
+    default:
+      return `The request failed with ${body.status} ${body.code}: ${body.message}`;
+  }
+}
+
+export interface ExampleOptions {
+  /** The server URL, ending in /v1, e.g. http://127.0.0.1:3000/v1. */
+  baseUrl: string;
+  apiKey: string;
+  log: (line: string) => void;
+  /** Pets per page of listPets, 1–100. */
+  pageSize?: number;
+}
+
+export interface ExampleResult {
+  created: Pet;
+  /** Every page of listPets, in order. */
+  pages: Pet[][];
+  readBack: Pet;
+}
+
+export const EXAMPLE_PET: NewPet = { name: 'Biscuit', categoryId: 1, status: 'available' };
+
+/** Adds a pet, walks every page of the catalogue, and reads the new pet back by its id. */
+export async function runExample({
+  baseUrl,
+  apiKey,
+  log,
+  pageSize = 20,
+}: ExampleOptions): Promise<ExampleResult> {
+  const client = createAnimalStoreClient(baseUrl, apiKey);
+
+  const created = await createPet(client, EXAMPLE_PET);
+  log(`created ${describePet(created)}`);
+
+  const pages: Pet[][] = [];
+  for await (const page of listPetPages(client, pageSize)) pages.push(page);
+  log(`listed ${summarize(pages.flat())} on ${pages.length} page(s) of up to ${pageSize}`);
+
+  const readBack = await getPet(client, created.id);
+  log(`read back ${describePet(readBack)}`);
+
+  return { created, pages, readBack };
+}
+
+function describePet({ id, name, categoryId, status }: Pet): string {
+  return `#${id} ${shorten(name)} (category ${categoryId}, ${status ?? 'no status'})`;
+}
+
+/** Names run to 255 characters; a log line shows the start. */
+function shorten(name: string): string {
+  return name.length > 40 ? `${name.slice(0, 39)}…` : name;
+}
+
+/** A summary of a walk, which holds at least the pet this example created, in ascending id order. */
+function summarize(pets: Pet[]): string {
+  const categories = new Set<number>(pets.map((pet) => pet.categoryId));
+  const statuses = Object.entries(countByStatus(pets)).map(([status, n]) => `${n} ${status}`);
+  return (
+    `${pets.length} pets (ids ${pets[0].id} to ${pets[pets.length - 1].id}, ` +
+    `${categories.size} categories; ${statuses.join(', ')})`
+  );
+}
+
+function countByStatus(pets: Pet[]): Record<PetStatus | 'no status', number> {
+  const counts = { available: 0, pending: 0, sold: 0, 'no status': 0 };
+  for (const pet of pets) counts[pet.status ?? 'no status'] += 1;
+  return counts;
+}
