@@ -324,6 +324,20 @@ describe.each(ENGINES)('pets [%s]', (engine) => {
       );
     });
 
+    it('builds the next link from its own path, whatever Host and forwarding headers say', async () => {
+      for (let i = 0; i < 2; i++) await create({ name: `pet ${i}`, categoryId: 1 });
+      const response = await t.request('GET', '/v1/pets?limit=1', {
+        headers: {
+          host: 'attacker.example',
+          'x-forwarded-host': 'attacker.example',
+          'x-forwarded-proto': 'https',
+        },
+      });
+      expect(response.headers.link).toMatch(
+        /^<\/v1\/pets\?limit=1&cursor=[A-Za-z0-9_-]+>; rel="next"$/,
+      );
+    });
+
     it('has no Link on a page that ends exactly at the last pet', async () => {
       for (let i = 0; i < 3; i++) await create({ name: `pet ${i}`, categoryId: 1 });
       const response = await t.request('GET', '/v1/pets?limit=3');
