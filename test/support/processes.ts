@@ -66,7 +66,10 @@ async function startListening(
   child.stderr.on('data', (chunk) => (all += chunk));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${args[0]} did not start:\n${all}`)), 15_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // no orphan server left behind a failed start
+      reject(new Error(`${args[0]} did not start:\n${all}`));
+    }, 15_000);
     const poll = setInterval(() => {
       const listening = listeningAt.exec(all);
       if (listening) {
