@@ -92,9 +92,11 @@ export class PetsController {
     description:
       'Makes retries safe: for 24 hours, a repeat of this request with the same key and body ' +
       'returns the first response and creates nothing; the same key with another body is a 422. ' +
-      'Keys are scoped to the API key. A UUID per logical request is a good choice.',
+      'Keys are scoped to the API key. A new UUID per logical request is a good choice, e.g. ' +
+      '`5f0c6e1e-8d7b-4a7e-9d0a-3b1f2c4d5e6f`.',
+    // No example value: Swagger UI would pre-fill it, and every reader's "Try it out" would then
+    // share one key and get the first reader's pet back.
     schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
-    example: '5f0c6e1e-8d7b-4a7e-9d0a-3b1f2c4d5e6f',
   })
   @ApiCreatedResponse({
     description: 'The animal as stored, with its assigned id.',

@@ -260,7 +260,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Makes retries safe: for 24 hours, a repeat of this request with the same key and body returns the first response and creates nothing; the same key with another body is a 422. Keys are scoped to the API key. A UUID per logical request is a good choice. */
+        /** @description Makes retries safe: for 24 hours, a repeat of this request with the same key and body returns the first response and creates nothing; the same key with another body is a 422. Keys are scoped to the API key. A new UUID per logical request is a good choice, e.g. `5f0c6e1e-8d7b-4a7e-9d0a-3b1f2c4d5e6f`. */
         'Idempotency-Key'?: string;
       };
       path?: never;

@@ -1,0 +1,276 @@
+import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { chromiumInstalled, launchChromium } from '../support/browser.js';
+import { runApiKeyCli, startServer, type ServerProcess } from '../support/processes.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+
+const SCREENSHOT = fileURLToPath(new URL('../../test-results/docs-page.png', import.meta.url));
+
+const EXAMPLE_PET = { name: 'Rex', categoryId: 1, status: 'available' };
+
+// A machine without Chromium skips these tests; in CI they must run, so there they fail instead.
+describe.skipIf(!chromiumInstalled() && !process.env.CI)(
+  'Swagger UI at /docs in Chromium, against the real server [browser]',
+  () => {
+    let database: TestDatabase;
+    let server: ServerProcess;
+    let browser: Browser;
+    let key: string;
+    let pendingPet: Record<string, unknown>;
+    let context: BrowserContext;
+    let page: Page;
+    let pageErrors: Error[];
+
+    beforeAll(async () => {
+      browser = await launchChromium();
+      database = await createTestDatabase('sqlite');
+      server = await startServerAt(database);
+      key = await createApiKey(database);
+      pendingPet = await createPetOverHttp(server.baseUrl, key, {
+        name: 'Bella',
+        categoryId: 2,
+        status: 'pending',
+      });
+    });
+    afterAll(async () => {
+      await browser?.close();
+      server?.child.kill('SIGKILL');
+      await server?.exited;
+      await database?.drop();
+    });
+
+    // A context per test: its own localStorage, where Swagger UI persists the authorization.
+    beforeEach(async () => {
+      context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      context.setDefaultTimeout(10_000);
+      page = await context.newPage();
+      pageErrors = [];
+      page.on('pageerror', (error) => pageErrors.push(error));
+      await page.goto(`${server.baseUrl}/docs`);
+    });
+    afterEach(async () => {
+      await context.close();
+      expect(pageErrors).toEqual([]);
+    });
+
+    // Functions passed to evaluate() run in the page. The project type-checks without the DOM
+    // library, so the elements they receive are untyped here.
+    it('lists the three operations under the animals tag, getPet struck through as deprecated', async () => {
+      const animals = page.locator('.opblock-tag-section', {
+        has: page.locator('#operations-tag-animals'),
+      });
+      const operations = animals.locator('.opblock');
+      await operations.first().waitFor();
+
+      expect(await operations.evaluateAll((blocks) => blocks.map((block) => block.id))).toEqual([
+        'operations-animals-listPets',
+        'operations-animals-createPet',
+        'operations-animals-getPet',
+      ]);
+      expect(await summaries(operations)).toEqual([
+        'GET /pets List all animals',
+        'POST /pets Add an animal',
+        'GET /pets/{petId} Get an animal (deprecated)',
+      ]);
+      const deprecated = await operations.evaluateAll((blocks) =>
+        blocks.map((block) => block.classList.contains('opblock-deprecated')),
+      );
+      expect(deprecated).toEqual([false, false, true]);
+      const getPetPath = operation(page, 'getPet').locator('[data-path]');
+      const decoration = await getPetPath.evaluate(
+        (path) => path.ownerDocument.defaultView.getComputedStyle(path).textDecorationLine,
+      );
+      expect(decoration).toBe('line-through');
+    });
+
+    it('offers the server from PUBLIC_BASE_URL first, then staging', async () => {
+      const servers = page.locator('.servers select');
+
+      expect(await servers.inputValue()).toBe(`${server.baseUrl}/v1`);
+      expect(await servers.locator('option').allInnerTexts()).toEqual([
+        `${server.baseUrl}/v1 - Production`,
+        'https://staging.api.animal-store.example/v1 - Staging',
+      ]);
+    });
+
+    it('without authorising, Execute on listPets shows the 401 Error body', async () => {
+      const listPets = operation(page, 'listPets');
+      await tryItOut(listPets);
+
+      const response = await execute(listPets);
+
+      expect(response.status).toBe(401);
+      expect(response.body).toEqual({
+        code: 'UNAUTHORIZED',
+        message: 'Missing API key: send it as "Authorization: Bearer <API_KEY>"',
+        status: 401,
+      });
+      expect(response.headers).toContain('www-authenticate: Bearer realm="animal-store"');
+    });
+
+    it('after Authorize with a real key, Execute on listPets filtered by status shows 200 and the pets', async () => {
+      await authorize(page, key);
+      const listPets = operation(page, 'listPets');
+      await tryItOut(listPets);
+      await listPets.locator('tr[data-param-name="status"] select').selectOption('pending');
+
+      const response = await execute(listPets);
+
+      expect(response.requestUrl).toBe(`${server.baseUrl}/v1/pets?limit=20&status=pending`);
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual([pendingPet]);
+      expect(response.headers).toContain('content-type: application/json; charset=utf-8');
+    });
+
+    it('createPet with the pre-filled example body shows 201 and the created pet', async () => {
+      await authorize(page, key);
+      const createPet = operation(page, 'createPet');
+      await tryItOut(createPet);
+      const body = createPet.locator('textarea.body-param__text');
+      expect(JSON.parse(await body.inputValue())).toEqual(EXAMPLE_PET);
+
+      const response = await execute(createPet);
+
+      expect(response.status).toBe(201);
+      expect(response.body).toEqual({ id: expect.any(Number), ...EXAMPLE_PET });
+      const stored = await fetch(`${server.baseUrl}/v1/pets/${response.body.id}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(await stored.json()).toEqual(response.body);
+
+      await mkdir(dirname(SCREENSHOT), { recursive: true });
+      await page.screenshot({ path: SCREENSHOT, fullPage: true });
+
+      // The Idempotency-Key field starts empty: a second Execute with another body adds a second
+      // pet instead of replaying the first (or answering 422) for every reader of the docs.
+      await body.fill(JSON.stringify({ ...EXAMPLE_PET, name: 'Max' }));
+      await createPet.getByRole('button', { name: 'Execute' }).click();
+      const shownBody = createPet.locator(
+        '.live-responses-table tbody tr.response .highlight-code code',
+      );
+      await expect
+        .poll(async () => JSON.parse(await shownBody.innerText()).name, { timeout: 10_000 })
+        .toBe('Max');
+      const second = await readResponse(createPet);
+      expect(second.status).toBe(201);
+      expect(second.body.id).not.toBe(response.body.id);
+      expect(second.headers).not.toContain('idempotent-replayed');
+    });
+
+    it('keeps the authorization across a reload (persistAuthorization)', async () => {
+      await authorize(page, key);
+      await page.reload();
+      const listPets = operation(page, 'listPets');
+      await tryItOut(listPets);
+
+      expect((await execute(listPets)).status).toBe(200);
+    });
+  },
+);
+
+/** The app as `npm start` runs it, with "Try it out" pointed at it. */
+async function startServerAt(database: TestDatabase): Promise<ServerProcess> {
+  // The document's servers come from PUBLIC_BASE_URL, so the port must be known before the start.
+  const port = await freePort();
+  return startServer({
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: database.url,
+    PORT: String(port),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}/v1`,
+    RATE_LIMIT_PER_MINUTE: '0',
+  });
+}
+
+/** A real key, made as an operator makes one: with the apikey CLI. */
+async function createApiKey(database: TestDatabase): Promise<string> {
+  const created = await runApiKeyCli(['create', 'browser'], database.url);
+  expect(created).toMatchObject({ code: 0, stderr: '' });
+  return created.stdout.trim();
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function createPetOverHttp(
+  baseUrl: string,
+  key: string,
+  pet: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const response = await fetch(`${baseUrl}/v1/pets`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(pet),
+  });
+  expect(response.status).toBe(201);
+  return (await response.json()) as Record<string, unknown>;
+}
+
+function operation(page: Page, operationId: string): Locator {
+  return page.locator(`#operations-animals-${operationId}`);
+}
+
+/** "METHOD path summary" of each operation, as the collapsed blocks show them. */
+function summaries(operations: Locator): Promise<string[]> {
+  return operations.evaluateAll((blocks) =>
+    blocks.map((block) =>
+      ['.opblock-summary-method', '[data-path]', '.opblock-summary-description']
+        .map((part) => block.querySelector(part).innerText)
+        .join(' '),
+    ),
+  );
+}
+
+/** Through the Authorize dialog, as a reader would: paste the key, apply, close. */
+async function authorize(page: Page, key: string): Promise<void> {
+  await page
+    .locator('.auth-wrapper')
+    .getByRole('button', { name: 'Authorize', exact: true })
+    .click();
+  const dialog = page.locator('.modal-ux');
+  await dialog.locator('#auth-bearer-value').fill(key);
+  await dialog.getByRole('button', { name: 'Apply credentials' }).click();
+  await dialog.getByRole('heading', { name: 'Authorized', exact: true }).waitFor();
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await dialog.waitFor({ state: 'detached' });
+}
+
+async function tryItOut(block: Locator): Promise<void> {
+  await block.locator('.opblock-summary-control').click();
+  await block.getByRole('button', { name: 'Try it out' }).click();
+}
+
+interface LiveResponse {
+  requestUrl: string;
+  status: number;
+  body: any;
+  headers: string;
+}
+
+/** Presses Execute and reads the "Server response" section the page renders. */
+async function execute(block: Locator): Promise<LiveResponse> {
+  await block.getByRole('button', { name: 'Execute' }).click();
+  return readResponse(block);
+}
+
+async function readResponse(block: Locator): Promise<LiveResponse> {
+  const response = block.locator('.live-responses-table tbody tr.response');
+  await response.waitFor();
+  return {
+    requestUrl: await block.locator('.request-url pre').innerText(),
+    status: Number(await response.locator('.response-col_status').innerText()),
+    body: JSON.parse(await response.locator('.highlight-code code').innerText()),
+    headers: await response.locator('h5:text-is("Response headers") + pre').innerText(),
+  };
+}
