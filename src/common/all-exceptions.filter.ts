@@ -38,7 +38,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 
   private unmatchedRoute(request: FastifyRequest): ApiError {
-    const allowed = this.routes.allowedMethods(request.url.split('?', 1)[0]);
+    const allowed = this.routes.allowedMethods(request.url);
     // A route for this very method answered 404 itself (a missing file under /docs).
     if (allowed.length === 0 || allowed.includes(request.method))
       return new ApiError('NOT_FOUND', 'No such route');

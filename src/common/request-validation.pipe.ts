@@ -1,6 +1,6 @@
 import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
 import { RejectedBody } from '../http/request-body.js';
-import { validationFailed } from './api-error.js';
+import { ApiError, validationFailed } from './api-error.js';
 
 const WHERE: Partial<Record<ArgumentMetadata['type'], string>> = {
   body: 'request body',
@@ -30,9 +30,31 @@ export class RequestValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (value instanceof RejectedBody) throw value.error;
     const where = WHERE[metadata.type];
-    if (where && metadata.metatype && this.toValidate(metadata)) assertPlainObject(value, where);
-    return super.transform(value, metadata);
+    if (!where || !metadata.metatype || !this.toValidate(metadata))
+      return super.transform(value, metadata);
+    assertPlainObject(value, where);
+    const dropped = Object.keys(value).filter(isDroppedKey);
+    if (dropped.length === 0) return super.transform(value, metadata);
+    // The whitelist never sees these keys, so they are named here, with whatever else is wrong.
+    const problems = dropped.map(unknownField);
+    const rest = Object.fromEntries(Object.entries(value).filter(([key]) => !isDroppedKey(key)));
+    try {
+      await super.transform(rest, metadata);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      problems.push(error.body.message);
+    }
+    throw validationFailed(problems.join('; '));
   }
+}
+
+/**
+ * Keys removed before validation: class-transformer skips those that exist on Object.prototype
+ * (toString, __proto__, constructor...), and Nest's ValidationPipe deletes `prototype`. None of
+ * them is a field of ours.
+ */
+function isDroppedKey(key: string): boolean {
+  return key in Object.prototype || key === 'prototype';
 }
 
 function assertPlainObject(
@@ -47,18 +69,21 @@ function assertPlainObject(
       `${where} must be a JSON object, not ${Array.isArray(value) ? 'an array' : typeof value}`,
     );
   }
-  // class-transformer skips (and so the whitelist never sees) keys that exist on Object.prototype,
-  // such as toString or __proto__; none of them is a field of ours.
-  const inherited = Object.keys(value).find((key) => key in Object.prototype);
-  if (inherited) throw validationFailed(`${inherited} is not a known field`);
 }
 
 function describe(errors: ValidationError[]): string {
   return errors
     .map(({ property, constraints = {} }) =>
-      constraints.whitelistValidation
-        ? `${property} is not a known field`
-        : Object.values(constraints)[0],
+      constraints.whitelistValidation ? unknownField(property) : Object.values(constraints)[0],
     )
     .join('; ');
+}
+
+/**
+ * A field name as it appears in a message: as it is, or as a JSON string when it is empty or
+ * holds spaces or control characters, which would otherwise vanish in the sentence.
+ */
+function unknownField(name: string): string {
+  const label = /^[^\s\p{C}"]+$/u.test(name) ? name : JSON.stringify(name);
+  return `${label} is not a known field`;
 }

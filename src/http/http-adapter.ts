@@ -1,7 +1,7 @@
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { ApiError } from '../common/api-error.js';
@@ -20,12 +20,27 @@ const HYGIENE_HEADERS = {
 /** An incoming X-Request-Id is echoed only when it is short and plain; otherwise one is made. */
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+/**
+ * How long a client has to send a whole request, headers and body. A client that stalls is
+ * disconnected, so slow clients cannot hold connections open (Fastify's default is no limit).
+ */
+const REQUEST_TIMEOUT_MS = 10_000;
+/** How often Node looks for requests past that time, so one is cut within a second of it. */
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+
 export function createHttpAdapter(config: AppConfig, logger: Logger): FastifyAdapter {
   const requestLog = new RequestLogController();
   return new FastifyAdapter({
     loggerInstance: logger,
     logController: requestLog,
     bodyLimit: config.bodyLimitBytes,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    http: {
+      headersTimeout: REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+      // Node's own check answers a bare 400 without our Error body; checkRequest does it instead.
+      requireHostHeader: false,
+    },
     requestIdHeader: false,
     genReqId: requestId,
     // Longer than any valid id, so an over-long petId reaches validation and its 400 names petId.
@@ -52,6 +67,16 @@ export function createHttpAdapter(config: AppConfig, logger: Logger): FastifyAda
 export function configureHttpServer(fastify: FastifyInstance, routes: RouteTable): void {
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
   registerBodyParsers(fastify);
+  fastify.addHook('onRequest', checkRequest);
+  // Without these listeners Node answers an unknown Expect with a bare 417 and drops a CONNECT
+  // without a word. An expectation other than 100-continue is ignored (RFC 9110 §10.1.1 allows
+  // it), and a CONNECT is refused: this is not a proxy.
+  fastify.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
+    fastify.server.emit('request', request, response),
+  );
+  fastify.server.on('connect', (_request: IncomingMessage, socket: Socket) =>
+    endWithError(socket, 'CONNECT is not supported: this server is not a proxy'),
+  );
 
   // Responses finished during shutdown close their connection; otherwise a keep-alive client that
   // sent its request before SIGTERM would hold close() open until its idle timeout.
@@ -65,6 +90,30 @@ export function configureHttpServer(fastify: FastifyInstance, routes: RouteTable
     if (closing) reply.header('connection', 'close');
     done(null, payload);
   });
+}
+
+/**
+ * What the HTTP layer refuses or repairs before any route sees a request. HTTP/1.1 requires exactly
+ * one Host header (RFC 9112 §3.2). A Content-Type that is not a media type at all counts as none,
+ * so the request still meets the key check first, then our parsers (Fastify would refuse it with a
+ * 415 before anything else, even on an unknown route).
+ */
+function checkRequest(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  if (request.raw.httpVersion === '1.1' && countHeader(request.raw.rawHeaders, 'host') !== 1) {
+    const error = new ApiError('VALIDATION_FAILED', 'A request must have exactly one Host header');
+    void reply.status(400).header('connection', 'close').type('application/json').send(error.body);
+    return;
+  }
+  if (request.headers['content-type'] !== undefined && request.mediaType === undefined)
+    delete request.headers['content-type'];
+  done();
+}
+
+function countHeader(rawHeaders: string[], name: string): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2)
+    if (rawHeaders[i].length === name.length && rawHeaders[i].toLowerCase() === name) count++;
+  return count;
 }
 
 /** Headers every response carries (api-decisions §11), plus those its route declares. */
@@ -91,10 +140,16 @@ function answerUnparsableRequest(error: Error & { code?: string }, socket: Socke
     socket.destroy();
     return;
   }
-  const message =
+  endWithError(
+    socket,
     error.code === 'HPE_HEADER_OVERFLOW'
       ? 'Request headers are too large'
-      : 'Malformed HTTP request';
+      : 'Malformed HTTP request',
+  );
+}
+
+/** Writes a 400 with the Error body straight to the socket and closes it. */
+function endWithError(socket: Socket, message: string): void {
   const body = JSON.stringify(new ApiError('VALIDATION_FAILED', message).body);
   const headers = {
     'content-type': 'application/json; charset=utf-8',

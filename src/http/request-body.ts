@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { isUtf8 } from 'node:buffer';
 import { ApiError } from '../common/api-error.js';
 
 /** Bodies are flat objects; deeper nesting is refused before anything recurses into it. */
-const MAX_JSON_DEPTH = 32;
+export const MAX_JSON_DEPTH = 32;
 
 /**
  * A body the parser could not accept. Fastify parses bodies before Nest's guard runs, so the error
@@ -16,7 +17,7 @@ export class RejectedBody {
 /** Accepts `application/json` only (with parameters such as charset); everything else is a 415. */
 export function registerBodyParsers(fastify: FastifyInstance): void {
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJsonBody);
   fastify.addContentTypeParser('*', (_request, _payload, done) => {
     done(
       null,
@@ -30,16 +31,33 @@ export function registerBodyParsers(fastify: FastifyInstance): void {
 /**
  * Plain JSON.parse (an own `__proto__` key stays a harmless data property; the validation pipe
  * rejects it by name). An empty body parses to undefined, which validation reports as missing.
+ * JSON text is UTF-8 (RFC 8259 §8.1): other bytes are refused rather than stored as U+FFFD, and a
+ * compressed body is refused rather than read as if it were not (RFC 9110 §15.5.16).
  */
 function parseJsonBody(
-  _request: FastifyRequest,
-  body: string,
+  request: FastifyRequest,
+  body: Buffer,
   done: (error: Error | null, value?: unknown) => void,
 ): void {
   if (body.length === 0) return done(null, undefined);
+  const coding = request.headers['content-encoding'];
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+    const error = new ApiError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      'Content-Encoding is not supported: send the body uncompressed',
+      { 'Accept-Encoding': 'identity' },
+    );
+    return done(null, new RejectedBody(error));
+  }
+  if (!isUtf8(body)) {
+    return done(
+      null,
+      new RejectedBody(new ApiError('MALFORMED_JSON', 'Request body is not valid UTF-8')),
+    );
+  }
   let value: unknown;
   try {
-    value = JSON.parse(body);
+    value = JSON.parse(body.toString('utf8'));
   } catch {
     return done(
       null,

@@ -18,12 +18,30 @@ export class RouteTable {
     for (const method of [methods].flat()) this.routes.push({ method, pattern });
   }
 
-  /** Methods that have a route for this path, sorted; empty when the path is unknown. */
-  allowedMethods(path: string): string[] {
+  /**
+   * Methods that have a route for this request target, sorted; empty when the path is unknown.
+   * The target is read as the router reads it, so the answer matches what another method gets.
+   */
+  allowedMethods(target: string): string[] {
+    const path = routedPath(target);
     const methods = this.routes
       .filter(({ pattern }) => pattern.test(path))
       .map(({ method }) => method);
     return [...new Set(methods)].sort();
+  }
+}
+
+/**
+ * The path the router matches for a request target: the absolute form's scheme and authority
+ * dropped (RFC 9112 §3.2.2), query and fragment cut, percent-escapes decoded as find-my-way does
+ * (decodeURI, which leaves an encoded `/` alone). A target it cannot decode stays as it is.
+ */
+function routedPath(target: string): string {
+  const path = target.replace(/^https?:\/\/[^/?#]*/i, '').split(/[?#]/, 1)[0] || '/';
+  try {
+    return decodeURI(path);
+  } catch {
+    return path;
   }
 }
 
