@@ -28,7 +28,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     )
     .build();
   const document = SwaggerModule.createDocument(app, options, { extraModels: [ErrorDto] });
-  return withPathsRelativeToServers(document);
+  return withClosedRequestBodies(withPathsRelativeToServers(document));
 }
 
 /** Serves Swagger UI at /docs and the document at /docs-json; both public. */
@@ -39,6 +39,21 @@ export function setupDocs(app: INestApplication, document: OpenAPIObject): void 
     customSiteTitle: 'Animal Store API',
     swaggerOptions: { persistAuthorization: true },
   });
+}
+
+/**
+ * A request body with a field the schema does not name is refused (api-decisions §4); the schema
+ * says so, which @nestjs/swagger has no decorator for.
+ */
+function withClosedRequestBodies(document: OpenAPIObject): OpenAPIObject {
+  const schemas = document.components?.schemas ?? {};
+  return {
+    ...document,
+    components: {
+      ...document.components,
+      schemas: { ...schemas, NewPet: { ...schemas.NewPet, additionalProperties: false } },
+    },
+  };
 }
 
 /** Servers end in /v1 (seed §9), so paths in the document are relative to it: `/pets`, not `/v1/pets`. */

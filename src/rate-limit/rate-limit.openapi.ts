@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, type HeadersObject } from '@nestjs/swagger';
-import { ErrorDto } from '../common/error.dto.js';
+import { errorContent } from '../common/error.dto.js';
 import { ERROR_CODES } from '../common/error-codes.js';
 
 const integer = { type: 'integer', minimum: 0 } as const;
@@ -27,7 +27,7 @@ export const ApiRateLimitedResponse = () =>
     ApiResponse({
       status: 429,
       description: `\`RATE_LIMITED\`: ${ERROR_CODES.RATE_LIMITED.meaning}`,
-      type: ErrorDto,
+      content: errorContent(429),
       headers: {
         'Retry-After': {
           description: 'Seconds to wait before the next request is accepted.',

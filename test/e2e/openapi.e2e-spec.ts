@@ -150,6 +150,36 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('shows, for every error response, an example body of each code that status carries', () => {
+    for (const item of Object.values<Json>(doc.paths)) {
+      for (const op of Object.values<Json>(item)) {
+        for (const [status, response] of Object.entries<Json>(op.responses)) {
+          if (Number(status) < 400) continue;
+          const examples = Object.values<Json>(response.content['application/json'].examples);
+          expect(examples.length).toBeGreaterThan(0);
+          for (const { value } of examples) {
+            expect(value).toEqual({
+              code: expect.any(String),
+              message: expect.any(String),
+              status: Number(status),
+            });
+            expect(doc.components.schemas.ErrorCode.enum).toContain(value.code);
+          }
+        }
+      }
+    }
+  });
+
+  it('describes every parameter and schema field, and closes NewPet to unknown fields', () => {
+    for (const item of Object.values<Json>(doc.paths))
+      for (const op of Object.values<Json>(item))
+        for (const parameter of op.parameters ?? []) expect(parameter.description).toBeTruthy();
+    for (const name of ['Pet', 'NewPet', 'Error'])
+      for (const property of Object.values<Json>(doc.components.schemas[name].properties))
+        expect(property.description).toBeTruthy();
+    expect(doc.components.schemas.NewPet.additionalProperties).toBe(false);
+  });
+
   it('documents the optional Idempotency-Key header on createPet', () => {
     const op = doc.paths['/pets'].post;
     expect(op.parameters).toEqual([

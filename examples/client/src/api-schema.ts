@@ -53,6 +53,52 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    /** @enum {string} */
+    PetStatus: 'available' | 'pending' | 'sold';
+    /** @description An animal in the catalogue: all fields of NewPet plus its id. */
+    Pet: {
+      /**
+       * Format: int64
+       * @description Unique identifier assigned by the service on creation.
+       * @example 42
+       */
+      id: number;
+      /**
+       * @description The animal's name: 1 to 255 characters (Unicode code points), not only whitespace, without U+0000.
+       * @example Rex
+       */
+      name: string;
+      /**
+       * Format: int64
+       * @description Identifier of the category the animal belongs to.
+       * @example 1
+       */
+      categoryId: number;
+      /**
+       * @description Availability status. No default: when none is given, the pet has no status field.
+       * @example available
+       */
+      status?: components['schemas']['PetStatus'];
+    };
+    /** @description An animal to add to the catalogue. */
+    NewPet: {
+      /**
+       * @description The animal's name: 1 to 255 characters (Unicode code points), not only whitespace, without U+0000.
+       * @example Rex
+       */
+      name: string;
+      /**
+       * Format: int64
+       * @description Identifier of the category the animal belongs to.
+       * @example 1
+       */
+      categoryId: number;
+      /**
+       * @description Availability status. No default: when none is given, the pet has no status field.
+       * @example available
+       */
+      status?: components['schemas']['PetStatus'];
+    };
     /**
      * @description Machine-readable error code:
      *     - `VALIDATION_FAILED` (400): A parameter or the body is invalid; the message names the field.
@@ -112,52 +158,6 @@ export interface components {
        * @example 400
        */
       status: number;
-    };
-    /** @enum {string} */
-    PetStatus: 'available' | 'pending' | 'sold';
-    /** @description An animal in the catalogue: all fields of NewPet plus its id. */
-    Pet: {
-      /**
-       * Format: int64
-       * @description Unique identifier assigned by the service on creation.
-       * @example 42
-       */
-      id: number;
-      /**
-       * @description The animal's name.
-       * @example Rex
-       */
-      name: string;
-      /**
-       * Format: int64
-       * @description Identifier of the category the animal belongs to.
-       * @example 1
-       */
-      categoryId: number;
-      /**
-       * @description Availability status. No default: when none is given, the pet has no status field.
-       * @example available
-       */
-      status?: components['schemas']['PetStatus'];
-    };
-    /** @description An animal to add to the catalogue. */
-    NewPet: {
-      /**
-       * @description The animal's name.
-       * @example Rex
-       */
-      name: string;
-      /**
-       * Format: int64
-       * @description Identifier of the category the animal belongs to.
-       * @example 1
-       */
-      categoryId: number;
-      /**
-       * @description Availability status. No default: when none is given, the pet has no status field.
-       * @example available
-       */
-      status?: components['schemas']['PetStatus'];
     };
   };
   responses: never;

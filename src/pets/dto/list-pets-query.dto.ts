@@ -19,6 +19,7 @@ export class ListPetsQueryDto {
     minimum: 1,
     maximum: MAX_PAGE_SIZE,
     default: DEFAULT_PAGE_SIZE,
+    example: DEFAULT_PAGE_SIZE,
   })
   @IsOptional()
   @Transform(decimalInteger)

@@ -12,6 +12,7 @@ export class PetParamsDto {
     format: 'int64',
     minimum: 1,
     maximum: MAX_ID,
+    example: 42,
   })
   @Transform(decimalInteger)
   @IsInt(PET_ID)

@@ -4,7 +4,8 @@ import { MAX_ID } from './field-rules.js';
 
 /** Documentation of the fields NewPet and Pet share (seed §2.2–2.3), written once. */
 export const NAME_PROPERTY: ApiPropertyOptions = {
-  description: "The animal's name.",
+  description:
+    "The animal's name: 1 to 255 characters (Unicode code points), not only whitespace, without U+0000.",
   minLength: 1,
   maxLength: 255,
   example: 'Rex',
