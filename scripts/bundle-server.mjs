@@ -3,8 +3,21 @@
 // than everything else together; one file starts in a fraction of it (see README, Performance).
 // tsc still compiles first: esbuild cannot emit the decorator metadata Nest's injection relies on.
 import { build } from 'esbuild';
+import { writeFileSync } from 'node:fs';
 
-await build({
+// keepNames makes esbuild call `__name` for every class and for every function it wraps, including
+// closures Fastify, Nest and Passport create per request; redefining `name` there cost ~15 % of a
+// request's CPU (bench/README). Classes keep the real name (Nest and Swagger read class names;
+// esbuild's renaming would show up as "PetsService2"); other functions keep whatever name the
+// bundle gives them, which only shows in stack traces.
+const KEEP_NAMES_HELPER =
+  'var __name = (target, value) => __defProp(target, "name", { value, configurable: true });';
+const CLASS_NAME_HELPERS =
+  'var __className = (target, value) => __defProp(target, "name", { value, configurable: true });\n' +
+  'var __name = (target) => target;';
+const CLASS_NAME_CALL = /static \{\n(\s*)__name\(this, "/g;
+
+const { outputFiles } = await build({
   entryPoints: ['dist/main.js'],
   outfile: 'dist/server.mjs',
   bundle: true,
@@ -12,6 +25,7 @@ await build({
   format: 'esm',
   target: 'node20',
   logLevel: 'warning',
+  write: false,
   // Nest and Swagger read class names (schema names, log contexts); bundling must not rename them.
   keepNames: true,
   // Bundled CommonJS code still calls require() for Node built-ins and the externals below.
@@ -34,3 +48,14 @@ await build({
     '@fastify/multipart',
   ],
 });
+
+const [bundle] = outputFiles;
+if (!bundle.text.includes(KEEP_NAMES_HELPER)) {
+  throw new Error("esbuild's __name helper changed: update KEEP_NAMES_HELPER in this script");
+}
+writeFileSync(
+  bundle.path,
+  bundle.text
+    .replace(KEEP_NAMES_HELPER, CLASS_NAME_HELPERS)
+    .replace(CLASS_NAME_CALL, 'static {\n$1__className(this, "'),
+);
