@@ -94,17 +94,48 @@ export function nestingDepth(root) {
 
 /**
  * The validation pipe's shape check (assertPlainObject) for `where` = request body / query string /
- * path: an object, and no key that class-transformer would treat specially (own keys named like
- * Object.prototype members, __proto__ included).
+ * path: an object, not an array or a scalar.
  */
 function shapeError(value, where) {
   if (value === undefined || value === null) return `${where} is required: expected a JSON object`;
   if (typeof value !== 'object' || Array.isArray(value)) {
     return `${where} must be a JSON object, not ${Array.isArray(value) ? 'an array' : typeof value}`;
   }
-  for (const key of Object.keys(value))
-    if (key in Object.prototype) return `${key} is not a known field`;
   return undefined;
+}
+
+/**
+ * Keys the validation pipe removes before validating and names first (isDroppedKey): those on
+ * Object.prototype (__proto__, constructor, toString...) and `prototype`.
+ */
+function isDroppedKey(key) {
+  return key in Object.prototype || key === 'prototype';
+}
+
+/** A key as a message names it: as it is, or as a JSON string when it would vanish in the sentence. */
+const PLAIN_FIELD_NAME = /^[^\s\p{C}"]+$/u;
+
+function unknownField(key) {
+  return `${PLAIN_FIELD_NAME.test(key) ? key : JSON.stringify(key)} is not a known field`;
+}
+
+/**
+ * Messages for the keys of `object` other than its three `known` ones: the dropped keys first, then
+ * the rest (the whitelist's), each group in key order. Undefined when there are none.
+ */
+function unknownFieldsError(object, known1, known2, known3) {
+  let dropped;
+  let unknown;
+  for (const key in object) {
+    if (key === known1 || key === known2 || key === known3) continue;
+    if (isDroppedKey(key)) dropped = join(dropped, unknownField(key));
+    else unknown = join(unknown, unknownField(key));
+  }
+  return dropped === undefined
+    ? unknown
+    : unknown === undefined
+      ? dropped
+      : `${dropped}; ${unknown}`;
 }
 
 /** api-decisions §4 name rule (field-rules.ts isPetName): 1–255 code points, not blank, storable. */
@@ -128,17 +159,13 @@ function isId(value) {
 }
 
 /**
- * createPet body rules. Order of messages as class-validator reports them: unknown fields first
- * (in body order), then name, categoryId, status; joined with "; ".
+ * createPet body rules. Order of messages as the validation pipe reports them: unknown fields first
+ * (dropped keys, then the others, each in body order), then name, categoryId, status; joined with "; ".
  */
 export function newPetError(body) {
   const shape = shapeError(body, 'request body');
   if (shape !== undefined) return shape;
-  let message;
-  for (const key in body) {
-    if (key !== 'name' && key !== 'categoryId' && key !== 'status')
-      message = join(message, `${key} is not a known field`);
-  }
+  let message = unknownFieldsError(body, 'name', 'categoryId', 'status');
   const { name, categoryId, status } = body;
   if (!isPetName(name))
     message = join(message, name === undefined ? 'name is required' : NAME_MUST);
@@ -167,11 +194,7 @@ function decimalInteger(value) {
 export function parseListQuery(query) {
   const shape = shapeError(query, 'query string');
   if (shape !== undefined) return { error: shape };
-  let message;
-  for (const key in query) {
-    if (key !== 'limit' && key !== 'status' && key !== 'cursor')
-      message = join(message, `${key} is not a known field`);
-  }
+  let message = unknownFieldsError(query, 'limit', 'status', 'cursor');
   let limit = DEFAULT_PAGE_SIZE;
   const rawLimit = query.limit;
   if (rawLimit !== undefined) {

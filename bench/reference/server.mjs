@@ -8,8 +8,10 @@
 // Env: PORT (default 3001), HOST (127.0.0.1), DATABASE_PATH (a file the service already migrated),
 // BODY_LIMIT_BYTES (16384), LOG_LEVEL (info). The parity test is test/e2e/reference-parity.e2e-spec.ts.
 // Not mirrored: rate limits (the bench and the parity test run the service with
-// RATE_LIMIT_PER_MINUTE=0) and Idempotency-Key (neither sends one).
+// RATE_LIMIT_PER_MINUTE=0), Idempotency-Key (neither sends one) and the /docs routes (so another
+// method on /docs is a 404 here, a 405 in the service).
 import Fastify, { LogController } from 'fastify';
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import {
@@ -75,17 +77,31 @@ const DATABASE_UNAVAILABLE = errorBody(
   'SERVICE_UNAVAILABLE',
   'The database is unavailable; retry later',
 );
+const HOST_COUNT = errorBody('VALIDATION_FAILED', 'A request must have exactly one Host header');
 
 /** A body the parser refused: reported only after authentication, as the service does. */
 class RejectedBody {
-  constructor(status, body) {
+  constructor(status, body, headers) {
     this.status = status;
     this.body = body;
+    this.headers = headers;
   }
 }
 const UNSUPPORTED_MEDIA_TYPE = new RejectedBody(
   415,
   errorBody('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json'),
+);
+const ENCODED_BODY = new RejectedBody(
+  415,
+  errorBody(
+    'UNSUPPORTED_MEDIA_TYPE',
+    'Content-Encoding is not supported: send the body uncompressed',
+  ),
+  { 'accept-encoding': 'identity' },
+);
+const NOT_UTF8 = new RejectedBody(
+  400,
+  errorBody('MALFORMED_JSON', 'Request body is not valid UTF-8'),
 );
 const MALFORMED_JSON = new RejectedBody(
   400,
@@ -147,10 +163,20 @@ const requestLog = new RequestLog();
 
 let closing = false;
 
+/** The service's limit on sending a whole request, headers and body (http-adapter.ts). */
+const REQUEST_TIMEOUT_MS = 10_000;
+
 const app = Fastify({
   loggerInstance: logger,
   logController: requestLog,
   bodyLimit: BODY_LIMIT_BYTES,
+  requestTimeout: REQUEST_TIMEOUT_MS,
+  http: {
+    headersTimeout: REQUEST_TIMEOUT_MS,
+    connectionsCheckingInterval: 1_000,
+    // The Host rule is checkRequest's, with the Error body, instead of Node's bare 400.
+    requireHostHeader: false,
+  },
   requestIdHeader: false,
   genReqId: (raw) => {
     const incoming = raw.headers['x-request-id'];
@@ -211,17 +237,60 @@ function authError(request) {
 // request without a valid key gets 401 before any 400/415, exactly as in the service.
 
 app.removeAllContentTypeParsers();
-app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
   if (body.length === 0) return done(null, undefined);
+  const coding = request.headers['content-encoding'];
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity')
+    return done(null, ENCODED_BODY);
+  if (!isUtf8(body)) return done(null, NOT_UTF8);
   let value;
   try {
-    value = JSON.parse(body);
+    value = JSON.parse(body.toString('utf8'));
   } catch {
     return done(null, MALFORMED_JSON);
   }
   done(null, nestingDepth(value) > MAX_JSON_DEPTH ? TOO_DEEP : value);
 });
 app.addContentTypeParser('*', (_request, _payload, done) => done(null, UNSUPPORTED_MEDIA_TYPE));
+
+// ---------------------------------------------------------------------------------------------
+// What the HTTP layer refuses or repairs before routes (http-adapter.ts checkRequest)
+
+/**
+ * HTTP/1.1 needs exactly one Host header, and no request may carry two; a Content-Type that is not a media type counts as none
+ * (Fastify would otherwise answer 415 before the key check, even on an unknown route).
+ */
+app.addHook('onRequest', (request, reply, done) => {
+  const raw = request.raw;
+  const hosts = countHost(raw.rawHeaders);
+  if (hosts > 1 || (hosts === 0 && raw.httpVersion === '1.1')) {
+    reply.header('connection', 'close');
+    const sender = request.routeOptions.url === `${PETS_PATH}/:petId` ? sendGetPet : send;
+    // Answered here: neither done() nor a returned reply (a thenable Fastify would wait on).
+    sender(request, reply, 400, HOST_COUNT);
+    return;
+  }
+  if (raw.headers['content-type'] !== undefined && request.mediaType === undefined)
+    delete raw.headers['content-type'];
+  done();
+});
+
+const HOST_HEADER = /^host$/i;
+
+function countHost(rawHeaders) {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (HOST_HEADER.test(rawHeaders[i])) count++;
+  return count;
+}
+
+// Node answers an unknown Expect with a bare 417 and drops a CONNECT silently; the service serves
+// the first as if the header were absent and refuses the second with the Error body.
+app.server.on('checkExpectation', (request, response) =>
+  app.server.emit('request', request, response),
+);
+app.server.on('connect', (_request, socket) =>
+  endWithError(socket, 'CONNECT is not supported: this server is not a proxy'),
+);
 
 // ---------------------------------------------------------------------------------------------
 // Routes
@@ -257,7 +326,10 @@ app.post(PETS_PATH, (request, reply) => {
   const denied = authError(request);
   if (denied !== undefined) return unauthorized(request, reply, denied, send);
   const pet = request.body;
-  if (pet instanceof RejectedBody) return send(request, reply, pet.status, pet.body);
+  if (pet instanceof RejectedBody) {
+    if (pet.headers !== undefined) reply.headers(pet.headers);
+    return send(request, reply, pet.status, pet.body);
+  }
   const invalid = newPetError(pet);
   if (invalid !== undefined)
     return send(request, reply, 400, errorBody('VALIDATION_FAILED', invalid));
@@ -300,8 +372,9 @@ app.get('/health/ready', (request, reply) => {
 // ---------------------------------------------------------------------------------------------
 // Unmatched routes and errors (the service's AllExceptionsFilter)
 
-/** Methods served on a raw path, as the service's RouteTable lists them (HEAD comes with GET). */
-function allowedMethods(path) {
+/** Methods served on a request target, as the service's RouteTable lists them (HEAD comes with GET). */
+function allowedMethods(target) {
+  const path = routedPath(target);
   if (path === PETS_PATH) return 'GET, HEAD, POST';
   if (path.startsWith('/v1/pets/') && path.indexOf('/', 9) === -1 && path.length > 9)
     return 'GET, HEAD';
@@ -309,8 +382,21 @@ function allowedMethods(path) {
   return undefined;
 }
 
+/**
+ * The path the router matched, as route-table.ts reads it: no scheme and authority, no query or
+ * fragment, escapes decoded by decodeURI (kept as they are when that fails).
+ */
+function routedPath(target) {
+  const path = target.replace(/^https?:\/\/[^/?#]*/i, '').split(/[?#]/, 1)[0] || '/';
+  try {
+    return decodeURI(path);
+  } catch {
+    return path;
+  }
+}
+
 app.setNotFoundHandler((request, reply) => {
-  const allow = allowedMethods(request.url.split('?', 1)[0]);
+  const allow = allowedMethods(request.url);
   if (allow === undefined || allow.split(', ').includes(request.method))
     return send(request, reply, 404, NO_SUCH_ROUTE);
   reply.header('allow', allow);
@@ -366,10 +452,16 @@ function answerUnparsableRequest(error, socket) {
     socket.destroy();
     return;
   }
-  const message =
+  endWithError(
+    socket,
     error.code === 'HPE_HEADER_OVERFLOW'
       ? 'Request headers are too large'
-      : 'Malformed HTTP request';
+      : 'Malformed HTTP request',
+  );
+}
+
+/** Writes a 400 with the Error body straight to the socket and closes it. */
+function endWithError(socket, message) {
   const body = errorBody('VALIDATION_FAILED', message);
   const headers = {
     'content-type': JSON_TYPE,

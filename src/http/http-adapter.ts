@@ -53,11 +53,8 @@ export function createHttpAdapter(config: AppConfig, logger: Logger): FastifyAda
     frameworkErrors: (_error: Error, request: FastifyRequest, reply: FastifyReply) => {
       reply.raw.once('finish', () => requestLog.requestCompleted(null, request, reply));
       const error = new ApiError('VALIDATION_FAILED', 'The request URL is malformed');
-      void reply
-        .status(400)
-        .headers(responseHeaders(request))
-        .type('application/json')
-        .send(error.body);
+      setResponseHeaders(request, reply);
+      void reply.status(400).type('application/json').send(error.body);
     },
     clientErrorHandler: answerUnparsableRequest,
   });
@@ -86,7 +83,7 @@ export function configureHttpServer(fastify: FastifyInstance, routes: RouteTable
     done();
   });
   fastify.addHook('onSend', (request, reply, payload, done) => {
-    reply.headers(responseHeaders(request));
+    setResponseHeaders(request, reply);
     if (closing) reply.header('connection', 'close');
     done(null, payload);
   });
@@ -94,12 +91,13 @@ export function configureHttpServer(fastify: FastifyInstance, routes: RouteTable
 
 /**
  * What the HTTP layer refuses or repairs before any route sees a request. HTTP/1.1 requires exactly
- * one Host header (RFC 9112 §3.2). A Content-Type that is not a media type at all counts as none,
+ * one Host header, and no request may carry two (RFC 9112 §3.2). A Content-Type that is not a media type at all counts as none,
  * so the request still meets the key check first, then our parsers (Fastify would refuse it with a
  * 415 before anything else, even on an unknown route).
  */
 function checkRequest(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
-  if (request.raw.httpVersion === '1.1' && countHeader(request.raw.rawHeaders, 'host') !== 1) {
+  const hosts = countHostHeaders(request.raw.rawHeaders);
+  if (hosts > 1 || (hosts === 0 && request.raw.httpVersion === '1.1')) {
     const error = new ApiError('VALIDATION_FAILED', 'A request must have exactly one Host header');
     void reply.status(400).header('connection', 'close').type('application/json').send(error.body);
     return;
@@ -109,16 +107,23 @@ function checkRequest(request: FastifyRequest, reply: FastifyReply, done: () => 
   done();
 }
 
-function countHeader(rawHeaders: string[], name: string): number {
-  let count = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2)
-    if (rawHeaders[i].length === name.length && rawHeaders[i].toLowerCase() === name) count++;
-  return count;
+/**
+ * Headers every response carries (api-decisions §11), plus those its route declares. Set one by one
+ * from constant objects: this runs on every response.
+ */
+function setResponseHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  reply.headers(HYGIENE_HEADERS).header('x-request-id', request.id);
+  const fromRoute = routeHeaders(request);
+  if (fromRoute) reply.headers(fromRoute);
 }
 
-/** Headers every response carries (api-decisions §11), plus those its route declares. */
-function responseHeaders(request: FastifyRequest): Record<string, string> {
-  return { ...HYGIENE_HEADERS, 'x-request-id': request.id, ...routeHeaders(request) };
+const HOST = /^host$/i;
+
+/** Runs on every request: a case-insensitive test per header name, no lower-cased copies. */
+function countHostHeaders(rawHeaders: string[]): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (HOST.test(rawHeaders[i])) count++;
+  return count;
 }
 
 function requestId(request: IncomingMessage): string {

@@ -11,6 +11,7 @@ import {
   waitFor,
   type ServerProcess,
 } from '../support/processes.js';
+import { exchange, parseResponses } from '../support/raw-http.js';
 
 /**
  * The benchmark's reference implementation (bench/reference) must answer exactly as the service
@@ -69,7 +70,8 @@ describe('bench reference parity with the service [sqlite]', () => {
   const auth = { authorization: 'Bearer KEY' };
   const asJson = { ...auth, 'content-type': 'application/json' };
   const json = (body: unknown) => ({ headers: asJson, body: JSON.stringify(body) });
-  const raw = (body: string) => ({ headers: asJson, body });
+  const raw = (body: string | Buffer) => ({ headers: asJson, body });
+  const gzipped = { ...asJson, 'content-encoding': 'gzip' };
   const MAX_ID = 9007199254740991;
 
   // [case, status the service must answer, method, path, request]. Run in this order, so the pets
@@ -138,6 +140,20 @@ describe('bench reference parity with the service [sqlite]', () => {
       400,
       'GET',
       '/v1/pets?limit=5&toString=1',
+      { headers: auth },
+    ],
+    [
+      'list, dropped parameters named first, then unknown ones, then wrong values',
+      400,
+      'GET',
+      '/v1/pets?colour=1&constructor=2&limit=0&valueOf=3&prototype=4',
+      { headers: auth },
+    ],
+    [
+      'list, parameter names quoted when they would vanish in the message',
+      400,
+      'GET',
+      '/v1/pets?=1&a%20b=2&x%00=3&%22q%22=4&%C3%BC=5',
       { headers: auth },
     ],
     [
@@ -325,7 +341,23 @@ describe('bench reference parity with the service [sqlite]', () => {
       '/v1/pets',
       json({ name: 'Rex', categoryId: 1, colour: 1, constructor: 1 }),
     ],
-    ['create, an array', 400, 'POST', '/v1/pets', json([{ name: 'Rex', categoryId: 1 }])],
+    [
+      'create, dropped fields named first, then unknown ones, then wrong values',
+      400,
+      'POST',
+      '/v1/pets',
+      raw('{"colour":1,"toString":2,"__proto__":3,"prototype":4,"categoryId":"1"}'),
+    ],
+    [
+      'create, field names quoted when they would vanish in the message',
+      400,
+      'POST',
+      '/v1/pets',
+      raw(
+        '{"name":"Rex","categoryId":1,"":1,"a b":2,"tab\\t":3,"say \\"hi\\"":4,"nbsp\\u00a0":5,' +
+          '"zwsp\\u200b":6,"lone\\ud800":7,"ünï🐶":8,"9":9}',
+      ),
+    ],
     ['create, a number', 400, 'POST', '/v1/pets', raw('42')],
     ['create, null', 400, 'POST', '/v1/pets', raw('null')],
     ['create, empty body', 400, 'POST', '/v1/pets', raw('')],
@@ -338,6 +370,82 @@ describe('bench reference parity with the service [sqlite]', () => {
       'POST',
       '/v1/pets',
       raw(`{"name":${'['.repeat(40)}${']'.repeat(40)}}`),
+    ],
+    [
+      'create, bytes that are not UTF-8',
+      400,
+      'POST',
+      '/v1/pets',
+      raw(Buffer.from([...Buffer.from('{"name":"Re'), 0xff, ...Buffer.from('x","categoryId":1}')])),
+    ],
+    [
+      'create, an encoded surrogate (CESU-8) is not UTF-8',
+      400,
+      'POST',
+      '/v1/pets',
+      raw(Buffer.from([...Buffer.from('{"name":"Re'), 0xed, 0xa0, 0x80, ...Buffer.from('"}')])),
+    ],
+    [
+      'create, a byte order mark',
+      400,
+      'POST',
+      '/v1/pets',
+      raw(Buffer.from(`\ufeff${JSON.stringify({ name: 'Rex', categoryId: 1 })}`)),
+    ],
+    [
+      'create, a compressed body',
+      415,
+      'POST',
+      '/v1/pets',
+      { headers: gzipped, body: '{"name":"Rex","categoryId":1}' },
+    ],
+    [
+      'create, an encoding and bytes that are not UTF-8: the encoding first',
+      415,
+      'POST',
+      '/v1/pets',
+      { headers: gzipped, body: Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0xff]) },
+    ],
+    [
+      'create, an encoding on an empty body',
+      400,
+      'POST',
+      '/v1/pets',
+      { headers: gzipped, body: '' },
+    ],
+    [
+      'create, text/plain and an encoding: the media type first',
+      415,
+      'POST',
+      '/v1/pets',
+      {
+        headers: { ...auth, 'content-type': 'text/plain', 'content-encoding': 'gzip' },
+        body: 'x',
+      },
+    ],
+    [
+      'no key and a compressed body: 401 first',
+      401,
+      'POST',
+      '/v1/pets',
+      {
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body: '{}',
+      },
+    ],
+    [
+      'create, a Content-Type that is no media type counts as none',
+      415,
+      'POST',
+      '/v1/pets',
+      { headers: { ...auth, 'content-type': 'json' }, body: '{"name":"Rex","categoryId":1}' },
+    ],
+    [
+      'no key and a Content-Type that is no media type: 401 first',
+      401,
+      'POST',
+      '/v1/pets',
+      { headers: { 'content-type': 'application/' }, body: '{}' },
     ],
     [
       'create, text/plain',
@@ -366,6 +474,23 @@ describe('bench reference parity with the service [sqlite]', () => {
       'POST',
       '/v1/pets',
       json({ name: 'x'.repeat(16_384), categoryId: 1 }),
+    ],
+    [
+      'create, Content-Encoding identity, any case and padded',
+      201,
+      'POST',
+      '/v1/pets',
+      {
+        headers: { ...asJson, 'content-encoding': ' Identity ' },
+        body: '{"name":"Ida","categoryId":3}',
+      },
+    ],
+    [
+      'create, an expectation the server does not know is ignored',
+      201,
+      'POST',
+      '/v1/pets',
+      { headers: { ...asJson, expect: 'party' }, body: '{"name":"Exp","categoryId":4}' },
     ],
     // getPet
     ['get, a pet with a status', 200, 'GET', '/v1/pets/2', { headers: auth }],
@@ -397,6 +522,50 @@ describe('bench reference parity with the service [sqlite]', () => {
     ['OPTIONS the collection', 405, 'OPTIONS', '/v1/pets', {}],
     ['POST a health probe', 405, 'POST', '/health/live', {}],
     ['liveness', 200, 'GET', '/health/live', {}],
+    ['no Host header', 400, 'GET', '/v1/pets', { headers: auth, setHost: false }],
+    [
+      'no Host header on getPet: its deprecation headers too',
+      400,
+      'GET',
+      '/v1/pets/1',
+      { headers: auth, setHost: false },
+    ],
+    [
+      'no Host header before the body is read',
+      400,
+      'POST',
+      '/v1/pets',
+      { headers: asJson, body: 'x'.repeat(16_385), setHost: false },
+    ],
+    ['no Host header on an unknown path', 400, 'GET', '/v1/nothing', { setHost: false }],
+    [
+      'two Host headers',
+      400,
+      'GET',
+      '/v1/pets',
+      { headers: { ...auth, host: ['localhost', 'localhost'] } },
+    ],
+    [
+      'an unknown path with a Content-Type that is no media type',
+      404,
+      'POST',
+      '/v1/nothing',
+      { headers: { 'content-type': 'nonsense' }, body: '{}' },
+    ],
+    [
+      'DELETE a pet with a Content-Type that is no media type',
+      405,
+      'DELETE',
+      '/v1/pets/1',
+      { headers: { 'content-type': 'nonsense' }, body: '{}' },
+    ],
+    ['DELETE the collection, percent-encoded', 405, 'DELETE', '/v1/%70ets', {}],
+    ['DELETE the collection with a fragment', 405, 'DELETE', '/v1/pets#top', {}],
+    ['DELETE a pet in absolute form', 405, 'DELETE', 'http://localhost/v1/pets/1?x=1', {}],
+    ['DELETE, absolute form, scheme in capitals', 405, 'DELETE', 'HTTP://localhost/v1/pets', {}],
+    ['DELETE the root in absolute form', 404, 'DELETE', 'http://localhost', {}],
+    ['DELETE a pet id holding an encoded slash', 405, 'DELETE', '/v1/pets/a%2Fb', {}],
+    ['list in absolute form', 200, 'GET', 'http://localhost/v1/pets?limit=1', { headers: auth }],
     ['a generated request id', 200, 'GET', '/v1/pets?limit=1', { headers: auth, requestId: null }],
     [
       'an insane request id is replaced',
@@ -415,7 +584,7 @@ describe('bench reference parity with the service [sqlite]', () => {
       const headers = withKeys(options.headers ?? {});
       if (options.requestId !== null && !('x-request-id' in headers))
         headers['x-request-id'] = `parity-${n}`;
-      const sent: Sent = { method, path, headers, body: options.body };
+      const sent: Sent = { method, path, headers, body: options.body, setHost: options.setHost };
 
       const fromService = await send(service.baseUrl, sent);
       const fromReference = await send(reference.baseUrl, sent);
@@ -431,6 +600,39 @@ describe('bench reference parity with the service [sqlite]', () => {
         expect(fromReference.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     },
   );
+
+  // What Node's client cannot send: the same bytes to both on a raw connection, read until the
+  // server closes it. [case, statuses the service must answer, bytes]
+  const rawCases: [string, number[], string][] = [
+    [
+      'CONNECT is refused with the Error body',
+      [400],
+      'CONNECT localhost:443 HTTP/1.1\r\nHost: localhost:443\r\n\r\n',
+    ],
+    ['HTTP/1.0 needs no Host header', [200], 'GET /health/live HTTP/1.0\r\n\r\n'],
+    [
+      'a request without Host ends its keep-alive connection',
+      [200, 400],
+      'GET /health/live HTTP/1.1\r\nHost: a\r\n\r\n' +
+        'GET /health/live HTTP/1.1\r\n\r\n' +
+        'GET /health/live HTTP/1.1\r\nHost: a\r\n\r\n',
+    ],
+    ['an unparsable header line', [400], 'GET /health/live HTTP/1.1\r\nHost a\r\n\r\n'],
+  ];
+
+  it.each(rawCases)('raw: %s', async (_case, statuses, bytes) => {
+    const fromService = parseResponses(await exchange(service.baseUrl, bytes));
+    const fromReference = parseResponses(await exchange(reference.baseUrl, bytes));
+
+    expect(fromService.map(({ status }) => status)).toEqual(statuses);
+    // Connection counts here: these requests leave keep-alive to the server.
+    const meaning = ({ status, body, headers }: Received) => ({
+      status,
+      body,
+      headers: { ...pick(headers), connection: headers.connection },
+    });
+    expect(fromReference.map(meaning)).toEqual(fromService.map(meaning));
+  });
 
   it('logs one JSON line per request, with the service fields and never a key', async () => {
     await send(reference.baseUrl, {
@@ -473,14 +675,14 @@ describe('bench reference parity with the service [sqlite]', () => {
   });
 
   /** Puts the real keys in place of the KEY, REVOKED_KEY and TAMPERED_KEY placeholders. */
-  function withKeys(headers: Record<string, string>): Record<string, string> {
+  function withKeys(headers: Headers): Headers {
     const tampered = key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A');
     const placeholders: Record<string, string> = {
       KEY: key,
       REVOKED_KEY: revokedKey,
       TAMPERED_KEY: tampered,
     };
-    const authorization = headers.authorization?.replace(
+    const authorization = (headers.authorization as string | undefined)?.replace(
       /\b(KEY|REVOKED_KEY|TAMPERED_KEY)$/,
       (name) => placeholders[name],
     );
@@ -501,6 +703,7 @@ const COMPARED_HEADERS = [
   'sunset',
   'deprecation',
   'retry-after',
+  'accept-encoding',
   'x-powered-by',
 ] as const;
 
@@ -519,19 +722,24 @@ function cursor(lastId: number): string {
   return Buffer.from(`after:${lastId}`).toString('base64url');
 }
 
+type Headers = Record<string, string | string[]>;
+
 /** A request as a case describes it. */
 interface Request {
-  headers?: Record<string, string>;
-  body?: string;
+  headers?: Headers;
+  body?: string | Buffer;
   /** null: send no X-Request-Id of our own, so the server generates one. */
   requestId?: null;
+  /** false: send no Host header (Node's client adds one otherwise). */
+  setHost?: false;
 }
 
 interface Sent {
   method: string;
   path: string;
-  headers: Record<string, string>;
-  body?: string;
+  headers: Headers;
+  body?: string | Buffer;
+  setHost?: false;
 }
 
 interface Received {
@@ -540,8 +748,12 @@ interface Received {
   body: string;
 }
 
-/** One request over a fresh connection, headers exactly as given (fetch would add a content type). */
-function send(baseUrl: string, { method, path, headers, body }: Sent): Promise<Received> {
+/**
+ * One request over a fresh connection, headers exactly as given (fetch would add a content type);
+ * a header given as an array is sent once per value. Node's client adds the Host header (unless
+ * setHost is false or the case sends its own) and the length of the body.
+ */
+function send(baseUrl: string, { method, path, headers, body, setHost }: Sent): Promise<Received> {
   const { hostname, port } = new URL(baseUrl);
   const sentHeaders =
     body === undefined
@@ -549,7 +761,7 @@ function send(baseUrl: string, { method, path, headers, body }: Sent): Promise<R
       : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
   return new Promise((resolve, reject) => {
     const outgoing = request(
-      { host: hostname, port, method, path, headers: sentHeaders, agent: false },
+      { host: hostname, port, method, path, agent: false, setHost },
       (response) => {
         let text = '';
         response.setEncoding('utf8');
@@ -559,6 +771,8 @@ function send(baseUrl: string, { method, path, headers, body }: Sent): Promise<R
         );
       },
     );
+    // Set here, not in the options, which refuse a Host given twice.
+    for (const [name, value] of Object.entries(sentHeaders)) outgoing.setHeader(name, value);
     // A server may answer (413) before it has read the whole body; the answer is what counts.
     outgoing.on('error', reject);
     outgoing.end(body);
