@@ -30,8 +30,8 @@ export class RequestValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (value instanceof RejectedBody) throw value.error;
     const where = WHERE[metadata.type];
-    if (!where || !metadata.metatype || !this.toValidate(metadata))
-      return super.transform(value, metadata);
+    // A single primitive (a path segment) is left as it came: no implicit coercion; its own pipe parses it.
+    if (!where || !metadata.metatype || !this.toValidate(metadata)) return value;
     assertPlainObject(value, where);
     const dropped = Object.keys(value).filter(isDroppedKey);
     if (dropped.length === 0) return super.transform(value, metadata);

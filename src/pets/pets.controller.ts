@@ -5,6 +5,7 @@ import {
   ApiHeader,
   ApiOkResponse,
   ApiOperation,
+  ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -15,9 +16,10 @@ import { deprecationHeaders, RouteHeaders } from '../http/route-headers.js';
 import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
-import { PetParamsDto } from './dto/pet-params.dto.js';
 import { PetDto } from './dto/pet.dto.js';
+import { MAX_ID } from './dto/field-rules.js';
 import { IDEMPOTENCY_KEY_HEADER, IdempotencyKey } from './idempotency-key.js';
+import { ParsePetIdPipe } from './pet-id.pipe.js';
 import { PetsService } from './pets.service.js';
 
 const PETS_PATH = '/v1/pets';
@@ -151,7 +153,12 @@ export class PetsController {
     },
   })
   @ApiErrorResponses(400, 404)
-  getPet(@Param() { petId }: PetParamsDto): Promise<PetDto> {
+  @ApiParam({
+    name: 'petId',
+    description: 'The identifier of the animal.',
+    schema: { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_ID, example: 42 },
+  })
+  getPet(@Param('petId', ParsePetIdPipe) petId: number): Promise<PetDto> {
     return this.pets.get(petId);
   }
 }

@@ -1,0 +1,19 @@
+import { Injectable, type PipeTransform } from '@nestjs/common';
+import { validationFailed } from '../common/api-error.js';
+import { MAX_ID } from './dto/field-rules.js';
+
+const CANONICAL_DECIMAL = /^[1-9]\d{0,15}$/;
+
+/**
+ * The `petId` path segment as a number: a canonical decimal integer from 1 to MAX_ID, nothing else
+ * (no sign, fraction, exponent or leading zero). A pipe rather than a DTO: one string in, one
+ * number out, without class-transformer and class-validator on every getPet.
+ */
+@Injectable()
+export class ParsePetIdPipe implements PipeTransform<string, number> {
+  transform(value: string): number {
+    const id = CANONICAL_DECIMAL.test(value) ? Number(value) : NaN;
+    if (id <= MAX_ID) return id;
+    throw validationFailed(`petId must be a decimal integer from 1 to ${MAX_ID}`);
+  }
+}
