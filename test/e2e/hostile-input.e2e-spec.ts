@@ -1,7 +1,4 @@
 import fc from 'fast-check';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppConfig } from '../../src/config/app-config.js';
 import { MAX_JSON_DEPTH } from '../../src/http/request-body.js';
@@ -36,7 +33,7 @@ import {
   violations,
   type Parameter,
 } from '../support/openapi-arbitraries.js';
-import { startServer, type ServerProcess } from '../support/processes.js';
+import { startDevServer, type DevServer, type ServerProcess } from '../support/processes.js';
 import { exchange, parseResponses } from '../support/raw-http.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { ENGINES, type Engine } from '../support/test-database.js';
@@ -690,24 +687,15 @@ describe.each(ENGINES)('hostile input through the real app [%s]', (engine) => {
 });
 
 describe('hostile bytes on a real socket (node dist/server.mjs) [sqlite]', () => {
-  let dir: string;
+  let dev: DevServer;
   let server: ServerProcess;
   let key: string;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'animal-store-hostile-'));
-    server = await startServer({
-      ...ENV,
-      NODE_ENV: 'development',
-      LOG_LEVEL: 'info',
-      DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`,
-    });
-    key = /It is shown only now: (pets_\S+)"/.exec(server.output())![1];
+    dev = await startDevServer({ ...ENV });
+    ({ server, key } = dev);
   });
-  afterAll(async () => {
-    server?.child.kill('SIGKILL');
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => dev?.stop());
 
   it('answers every malformed request line, header and body with the Error body, or a success, never a 5xx', async () => {
     const checks = new AnswerChecks(doc, key);

@@ -2,30 +2,25 @@ import Database from 'better-sqlite3';
 import { execFile } from 'node:child_process';
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, waitFor, type ServerProcess } from '../support/processes.js';
+import {
+  startDevServer,
+  waitFor,
+  type DevServer,
+  type ServerProcess,
+} from '../support/processes.js';
 
 describe('the server process (node dist/server.mjs, as npm start runs it)', () => {
-  let dir: string;
+  let dev: DevServer;
   let server: ServerProcess;
   let key: string;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'animal-store-server-'));
-    server = await startServer({
-      NODE_ENV: 'development',
-      LOG_LEVEL: 'info',
-      DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`,
-    });
-    key = /It is shown only now: (pets_\S+)"/.exec(server.output())![1];
+    dev = await startDevServer();
+    ({ server, key } = dev);
   });
-  afterAll(async () => {
-    server?.child.kill('SIGKILL');
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => dev?.stop());
 
   it('prints a local key on first start, which works over real HTTP', async () => {
     const response = await fetch(`${server.baseUrl}/v1/pets`, {
@@ -153,7 +148,7 @@ describe('the server process (node dist/server.mjs, as npm start runs it)', () =
     expect(await server.exited).toBe(0);
     expect(Date.now() - responseAt).toBeLessThan(1_000);
     expect(server.output()).toContain('"msg":"stopped"');
-    const stored = new Database(join(dir, 'db.sqlite'), { readonly: true })
+    const stored = new Database(dev.databasePath, { readonly: true })
       .prepare('SELECT name FROM pets')
       .all();
     expect(stored).toEqual([{ name: 'in flight at SIGTERM' }]);

@@ -1,10 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Answer } from '../support/answer-checks.js';
-import { startServer, type ServerProcess } from '../support/processes.js';
+import { startDevServer, type DevServer, type ServerProcess } from '../support/processes.js';
 import { exchange, parseResponses } from '../support/raw-http.js';
 
 /**
@@ -12,24 +9,15 @@ import { exchange, parseResponses } from '../support/raw-http.js';
  * sockets: what Fastify inject cannot express. After each test the server must still answer.
  */
 describe('slow, oversized and odd clients on a real socket [sqlite]', () => {
-  let dir: string;
+  let dev: DevServer;
   let server: ServerProcess;
   let key: string;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'animal-store-slow-'));
-    server = await startServer({
-      RATE_LIMIT_PER_MINUTE: '0',
-      NODE_ENV: 'development',
-      LOG_LEVEL: 'info',
-      DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`,
-    });
-    key = /It is shown only now: (pets_\S+)"/.exec(server.output())![1];
+    dev = await startDevServer({ RATE_LIMIT_PER_MINUTE: '0' });
+    ({ server, key } = dev);
   });
-  afterAll(async () => {
-    server?.child.kill('SIGKILL');
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => dev?.stop());
   afterEach(async () => {
     const live = await fetch(`${server.baseUrl}/health/live`);
     expect(live.status).toBe(200);

@@ -1,4 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export interface Finished {
   code: number | null;
@@ -36,6 +39,37 @@ export function startServer(env: Record<string, string>): Promise<ServerProcess>
     env,
     /Server listening at (http:\/\/127\.0\.0\.1:\d+)/,
   );
+}
+
+export interface DevServer {
+  server: ServerProcess;
+  /** The `local` key the server printed on its first start. */
+  key: string;
+  /** The SQLite file it serves. */
+  databasePath: string;
+  stop(): Promise<void>;
+}
+
+/** The bundle in development mode on a fresh SQLite file, with the key it creates on first start. */
+export async function startDevServer(env: Record<string, string> = {}): Promise<DevServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'animal-store-dev-'));
+  const databasePath = join(dir, 'db.sqlite');
+  const server = await startServer({
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: `sqlite:${databasePath}`,
+    ...env,
+  });
+  const key = /It is shown only now: (pets_\S+)"/.exec(server.output())![1];
+  return {
+    server,
+    key,
+    databasePath,
+    stop: async () => {
+      server.child.kill('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Starts the benchmark's reference implementation on a free port and waits for its ready line. */
