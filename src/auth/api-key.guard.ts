@@ -4,7 +4,7 @@ import { AuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, unauthorized } from '../common/api-error.js';
 import { API_KEY_STRATEGY } from './bearer.strategy.js';
-import { IS_PUBLIC_KEY } from './public.decorator.js';
+import { isPublicRoute } from './public.decorator.js';
 
 /** Default-deny: every route needs a valid API key unless it is marked `@Public()`. */
 @Injectable()
@@ -14,7 +14,7 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
   }
 
   override canActivate(context: ExecutionContext) {
-    return this.isPublic(context) || super.canActivate(context);
+    return isPublicRoute(this.reflector, context) || super.canActivate(context);
   }
 
   override handleRequest<T>(
@@ -26,15 +26,6 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
     if (error) throw error;
     if (!principal) throw missingOrInvalidKey(context.switchToHttp().getRequest<FastifyRequest>());
     return principal;
-  }
-
-  private isPublic(context: ExecutionContext): boolean {
-    return (
-      this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, [
-        context.getHandler(),
-        context.getClass(),
-      ]) ?? false
-    );
   }
 }
 

@@ -6,7 +6,7 @@ import {
 } from '@nestjs/throttler';
 import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/principal.js';
-import { IS_PUBLIC_KEY } from '../auth/public.decorator.js';
+import { isPublicRoute } from '../auth/public.decorator.js';
 import { ApiError } from '../common/api-error.js';
 
 /**
@@ -19,12 +19,7 @@ export class ApiKeyThrottlerGuard extends ThrottlerGuard {
   protected override headerPrefix = 'RateLimit';
 
   protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
-    return Promise.resolve(
-      this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, [
-        context.getHandler(),
-        context.getClass(),
-      ]) === true,
-    );
+    return Promise.resolve(isPublicRoute(this.reflector, context));
   }
 
   protected override getTracker(request: FastifyRequest): Promise<string> {
