@@ -1,7 +1,10 @@
-// npm run bench -- [--rows N] [--pg URL] [--scale] [--rounds N] [--seconds S] [--warmup S] [--connections C]
+// npm run bench -- [--rows N] [--pg URL] [--scale] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C]
 //
-// Races the real service against bench/reference (same API on bare Fastify + better-sqlite3) in
-// alternating rounds (A B A B A B) and reports medians of the per-round service/reference ratios.
+// Races the real service against bench/reference (same API on bare Fastify + better-sqlite3). Both
+// run at once, idle but for the one under load, and take turns in short slices (A B B A A B …), so
+// each service/reference ratio compares two measurements taken seconds apart: a shared VM's speed
+// drifts by tens of percent over a minute, and ratios of runs minutes apart would measure the drift.
+// Reports medians of those per-slice ratios.
 // --pg runs the service alone on PostgreSQL; --scale compares a deep page with page 1 on the service.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,13 +24,15 @@ const { values: opts } = parseArgs({
     scale: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },
-    warmup: { type: 'string', default: '3' },
+    slice: { type: 'string', default: '2' },
+    warmup: { type: 'string', default: '5' },
     connections: { type: 'string', default: '32' },
   },
 });
 const rows = positiveInteger('--rows', opts.rows, 100);
 const rounds = positiveInteger('--rounds', opts.rounds, 1);
 const seconds = positiveInteger('--seconds', opts.seconds, 1);
+const slice = Math.min(positiveInteger('--slice', opts.slice, 1), seconds);
 const warmup = positiveInteger('--warmup', opts.warmup, 0);
 const connections = positiveInteger('--connections', opts.connections, 1);
 const engine = opts.pg ? 'postgres' : 'sqlite';
@@ -61,9 +66,7 @@ const scenarios = defineScenarios({ rows, key: data.key, scale: opts.scale });
 const runs = [];
 try {
   for (let round = 1; round <= rounds; round++) {
-    for (const contender of contenders) {
-      runs.push(await runContender(contender, round));
-    }
+    runs.push(...(await runRound(round)));
   }
 } catch (error) {
   process.stderr.write(`\nbench failed: ${error.message}\nlogs kept in ${workDir}\n`);
@@ -79,6 +82,7 @@ const result = {
     rows,
     rounds,
     seconds,
+    slice,
     warmup,
     connections,
     loadGenerator,
@@ -98,7 +102,51 @@ const file = join('bench/results', `${result.startedAt.replace(/[:.]/g, '-')}.js
 writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
 process.stderr.write(`\nwrote ${file}\n`);
 
-async function runContender(contender, round) {
+/** One round: fresh servers, every scenario warmed on each, then the scenarios measured in turns. */
+async function runRound(round) {
+  process.stderr.write(`round ${round}/${rounds}: `);
+  const servers = [];
+  try {
+    // Started one after the other, so each cold start has the CPU to itself.
+    for (const contender of contenders) servers.push(await startContender(contender, round));
+    process.stderr.write(
+      servers.map((s) => `${s.contender} ready in ${Math.round(s.coldStartMs)} ms`).join(', '),
+    );
+    // Every code path is warm (JIT-compiled) before any is measured, so no scenario pays for the first.
+    for (const scenario of scenarios)
+      for (const server of servers) if (warmup > 0) await load(server, scenario, warmup);
+
+    const slices = Math.round(seconds / slice);
+    const measured = new Map(servers.map((s) => [s, {}]));
+    for (const scenario of scenarios) {
+      for (const server of servers) measured.get(server)[scenario.name] = [];
+      for (let i = 0; i < slices; i++) {
+        // A B, then B A: neither contender always goes first.
+        const order = i % 2 === 0 ? servers : [...servers].reverse();
+        for (const server of order)
+          measured.get(server)[scenario.name].push(await load(server, scenario, slice));
+      }
+      process.stderr.write(
+        `\n  ${scenario.name}: ${servers.map((s) => `${s.contender} ${rate(measured.get(s)[scenario.name])}/s`).join('  ')}`,
+      );
+    }
+    const result = servers.map((server) => ({
+      contender: server.contender,
+      round,
+      coldStartMs: server.coldStartMs,
+      peakRssMb: server.peakRssMb(),
+      scenarios: measured.get(server),
+    }));
+    process.stderr.write(
+      `\n  peak RSS ${result.map((r) => `${r.contender} ${Math.round(r.peakRssMb)} MB`).join(', ')}\n`,
+    );
+    return result;
+  } finally {
+    for (const server of servers) await server.stop();
+  }
+}
+
+async function startContender(contender, round) {
   const { nodeArgs, port } = CONTENDERS[contender];
   const sqlitePath = opts.pg ? undefined : data.freshCopy();
   const env = {
@@ -111,7 +159,6 @@ async function runContender(contender, round) {
     RATE_LIMIT_PER_MINUTE: '0',
     DATABASE_PATH: sqlitePath ?? '',
   };
-  process.stderr.write(`round ${round}/${rounds} ${contender}: `);
   const server = await startServer({
     name: contender,
     nodeArgs,
@@ -119,22 +166,23 @@ async function runContender(contender, round) {
     port,
     logFile: join(workDir, `${contender}-${round}.log`),
   });
-  const load = (scenario, duration) =>
-    runLoad({ ...scenario.request, origin: server.origin, connections, seconds: duration });
-  // Every code path is warm (JIT-compiled) before any is measured, so no scenario pays for the first.
-  if (warmup > 0) for (const scenario of scenarios) await load(scenario, warmup);
-  const measurements = {};
-  for (const scenario of scenarios) {
-    measurements[scenario.name] = await load(scenario, seconds);
-    process.stderr.write(`${scenario.name} ${Math.round(measurements[scenario.name].rps)}/s  `);
-  }
-  const peakRssMb = server.peakRssMb();
-  await server.stop();
-  if (sqlitePath) data.discard(sqlitePath);
-  process.stderr.write(
-    `(ready in ${Math.round(server.coldStartMs)} ms, peak RSS ${Math.round(peakRssMb)} MB)\n`,
-  );
-  return { contender, round, coldStartMs: server.coldStartMs, peakRssMb, scenarios: measurements };
+  return {
+    ...server,
+    contender,
+    stop: async () => {
+      await server.stop();
+      if (sqlitePath) data.discard(sqlitePath);
+    },
+  };
+}
+
+function load(server, scenario, duration) {
+  return runLoad({ ...scenario.request, origin: server.origin, connections, seconds: duration });
+}
+
+function rate(slices) {
+  const requests = slices.reduce((sum, s) => sum + s.requests, 0);
+  return Math.round(requests / (slices.length * slice));
 }
 
 function defineScenarios({ rows, key, scale }) {

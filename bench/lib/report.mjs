@@ -1,10 +1,22 @@
-// Medians across rounds, per-round ratios, and the issue's targets checked against them.
+// Totals and medians over the slices of a run, per-slice-pair ratios, and the issue's targets checked against them.
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
+
+/** One contender's slices of one scenario, summed (requests, errors) or as medians (latency). */
+function combine(slices) {
+  const requests = slices.reduce((sum, l) => sum + l.requests, 0);
+  const seconds = slices.reduce((sum, l) => sum + l.requests / l.rps, 0);
+  return {
+    rps: requests / seconds,
+    p50Ms: median(slices.map((l) => l.p50Ms)),
+    p99Ms: median(slices.map((l) => l.p99Ms)),
+    errors: slices.reduce((sum, l) => sum + l.errors, 0),
+  };
+}
 
 export function summarize(runs, scenarioNames, { pg, scale, connections }) {
   const byContender = (name) => runs.filter((run) => run.contender === name);
@@ -15,37 +27,33 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
       coldStartMs: median(own.map((run) => run.coldStartMs)),
       peakRssMb: Math.max(...own.map((run) => run.peakRssMb)),
       scenarios: Object.fromEntries(
-        scenarioNames.map((scenario) => {
-          const loads = own.map((run) => run.scenarios[scenario]);
-          return [
-            scenario,
-            {
-              rps: median(loads.map((l) => l.rps)),
-              p50Ms: median(loads.map((l) => l.p50Ms)),
-              p99Ms: median(loads.map((l) => l.p99Ms)),
-              errors: loads.reduce((sum, l) => sum + l.errors, 0),
-            },
-          ];
-        }),
+        scenarioNames.map((scenario) => [
+          scenario,
+          combine(own.flatMap((run) => run.scenarios[scenario])),
+        ]),
       ),
     };
   }
 
   const service = byContender('service');
   const reference = byContender('reference');
-  // Ratios within a round (service and reference ran back to back), then the median over rounds.
+  // A ratio per slice pair (service and reference measured back to back, seconds apart), then
+  // the median over every pair of the run.
   const ratios =
     reference.length === 0
       ? undefined
       : Object.fromEntries(
           scenarioNames.map((scenario) => {
-            const pairs = service.map((run, i) => [
-              run.scenarios[scenario],
-              reference[i].scenarios[scenario],
-            ]);
+            const pairs = service.flatMap((run, i) =>
+              run.scenarios[scenario].map((s, slice) => [
+                s,
+                reference[i].scenarios[scenario][slice],
+              ]),
+            );
             return [
               scenario,
               {
+                pairs: pairs.length,
                 rps: median(pairs.map(([s, r]) => s.rps / r.rps)),
                 p99: median(pairs.map(([s, r]) => s.p99Ms / r.p99Ms)),
               },
@@ -53,7 +61,13 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
           }),
         );
   const deepOverPage1 = scale
-    ? median(service.map((run) => run.scenarios.deep.p50Ms / run.scenarios.list.p50Ms))
+    ? median(
+        service.map(
+          (run) =>
+            median(run.scenarios.deep.map((l) => l.p50Ms)) /
+            median(run.scenarios.list.map((l) => l.p50Ms)),
+        ),
+      )
     : undefined;
 
   const targets = [];
@@ -79,7 +93,8 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
       ' ms',
     );
   const errors = runs.reduce(
-    (sum, run) => sum + Object.values(run.scenarios).reduce((s, l) => s + l.errors, 0),
+    (sum, run) =>
+      sum + Object.values(run.scenarios).reduce((s, slices) => s + combine(slices).errors, 0),
     0,
   );
   check('errors (non-2xx, socket errors, timeouts)', errors, '≤', 0);
@@ -93,7 +108,8 @@ export function printReport({ setup, machine, summary }) {
   out.push(
     '',
     `${machine.cpuModel} ×${machine.cpus}, Node ${machine.node}; ${setup.engine}, ${setup.rows.toLocaleString('en')} pets; ` +
-      `${setup.rounds} rounds × ${setup.seconds} s per scenario after ${setup.warmup} s warm-up; ${setup.connections} connections via ${setup.loadGenerator}; ${setup.pinning}`,
+      `${setup.rounds} rounds × ${setup.seconds} s per scenario and contender, in ${setup.slice} s slices taken in turns, after ${setup.warmup} s warm-up; ` +
+      `${setup.connections} connections via ${setup.loadGenerator}; ${setup.pinning}`,
     '',
   );
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { summarize } from '../../../bench/lib/report.mjs';
 
+/** One 2-second slice of load. */
 const load = (rps: number, p50Ms: number, p99Ms: number, errors = 0) => ({
-  requests: rps * 10,
+  requests: rps * 2,
   rps,
   p50Ms,
   p99Ms,
@@ -21,12 +22,12 @@ function run(
     round,
     coldStartMs: extra.coldStartMs ?? 900,
     peakRssMb: extra.peakRssMb ?? 150,
-    scenarios: { list: load(rps, 5, p99Ms) },
+    scenarios: { list: [load(rps, 5, p99Ms)] },
   };
 }
 
 describe('bench summary', () => {
-  it('takes the median of the per-round ratios, not the ratio of medians', () => {
+  it('takes the median of the per-slice ratios, not the ratio of medians', () => {
     const runs = [
       run('service', 1, 500, 20),
       run('reference', 1, 1000, 10), // 0.50, p99 2.0
@@ -38,7 +39,35 @@ describe('bench summary', () => {
 
     const { ratios } = summarize(runs, ['list'], { pg: undefined, scale: false, connections: 32 });
 
-    expect(ratios!.list).toEqual({ rps: 0.5, p99: 2 });
+    expect(ratios!.list).toEqual({ pairs: 3, rps: 0.5, p99: 2 });
+  });
+
+  it('pairs each service slice with the reference slice taken next to it', () => {
+    const slices = (contender: string, ...loads: ReturnType<typeof load>[]) => ({
+      ...run(contender, 1, 0, 0),
+      scenarios: { list: loads },
+    });
+    const runs = [
+      // The VM slows down between the first and the last pair: both contenders see it.
+      slices('service', load(600, 5, 20), load(300, 9, 40), load(310, 9, 38)),
+      slices('reference', load(1000, 2, 10), load(500, 4, 20), load(1000, 2, 10)),
+    ];
+
+    const { ratios, contenders } = summarize(runs, ['list'], {
+      pg: undefined,
+      scale: false,
+      connections: 32,
+    });
+
+    expect(ratios!.list).toEqual({ pairs: 3, rps: 0.6, p99: 2 });
+    // Totals over the slices: requests over seconds, and the median slice's latencies.
+    const service = (contenders as Record<string, { scenarios: Record<string, unknown> }>).service;
+    expect(service.scenarios.list).toEqual({
+      rps: (1200 + 600 + 620) / 6,
+      p50Ms: 9,
+      p99Ms: 38,
+      errors: 0,
+    });
   });
 
   it('checks each target and says which were missed', () => {
@@ -61,7 +90,10 @@ describe('bench summary', () => {
   it('compares a deep page with page 1 under --scale, and skips the cold-start target on PostgreSQL', () => {
     const scaleRun = {
       ...run('service', 1, 1000, 10),
-      scenarios: { list: load(1000, 4, 9), deep: load(950, 5, 10) },
+      scenarios: {
+        list: [load(1000, 4, 9), load(900, 4, 9), load(1000, 5, 9)],
+        deep: [load(950, 5, 10), load(950, 6, 10), load(900, 5, 10)],
+      },
     };
 
     const { ratios, deepOverPage1, targets } = summarize([scaleRun], ['list', 'deep'], {
