@@ -66,9 +66,9 @@ function validated(metatype: Type, plain: Record<string, unknown>): object {
 }
 
 /**
- * Keys removed before validation: class-transformer skips those that exist on Object.prototype
- * (toString, __proto__, constructor...), and Nest's ValidationPipe deletes `prototype`. None of
- * them is a field of ours.
+ * Keys this pipe names itself: class-transformer skips those that exist on Object.prototype
+ * (toString, __proto__, constructor...), so the whitelist never sees them; `prototype` is named
+ * with them, as it always was. None of them is a field of ours.
  */
 function isDroppedKey(key: string): boolean {
   return key in Object.prototype || key === 'prototype';
