@@ -79,9 +79,12 @@ ${request}
 done = function(summary, latency, requests)
   local e = summary.errors
   local seconds = summary.duration / 1e6
-  io.write(string.format('BENCH_JSON {"requests":%d,"rps":%.1f,"p50Ms":%.3f,"p99Ms":%.3f,"errors":%d}\\n',
+  -- Every 0.1 % quantile, so the bench can merge slices into one latency distribution.
+  local quantiles = {}
+  for i = 1, 1000 do quantiles[i] = string.format('%.3f', latency:percentile(i / 10) / 1000) end
+  io.write(string.format('BENCH_JSON {"requests":%d,"rps":%.1f,"p50Ms":%.3f,"p99Ms":%.3f,"errors":%d,"quantilesMs":[%s]}\\n',
     summary.requests, summary.requests / seconds, latency:percentile(50) / 1000, latency:percentile(99) / 1000,
-    e.connect + e.read + e.write + e.status + e.timeout))
+    e.connect + e.read + e.write + e.status + e.timeout, table.concat(quantiles, ',')))
 end
 `;
 }

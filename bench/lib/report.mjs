@@ -6,16 +6,37 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
-/** One contender's slices of one scenario, summed (requests, errors) or as medians (latency). */
-function combine(slices) {
+/**
+ * One contender's slices of one scenario: requests and errors summed, latency percentiles of all
+ * their requests together. wrk reports every 0.1 % quantile of a slice; each stands for an equal
+ * share of that slice's requests, so pooled they approximate the whole distribution. (autocannon
+ * reports only p50 and p99: then the median slice's.)
+ */
+export function combine(slices) {
   const requests = slices.reduce((sum, l) => sum + l.requests, 0);
   const seconds = slices.reduce((sum, l) => sum + l.requests / l.rps, 0);
+  const pooled = slices.every((l) => l.quantilesMs?.length > 0);
+  const percentile = (p, field) =>
+    pooled ? pooledPercentile(slices, p) : median(slices.map((l) => l[field]));
   return {
     rps: requests / seconds,
-    p50Ms: median(slices.map((l) => l.p50Ms)),
-    p99Ms: median(slices.map((l) => l.p99Ms)),
+    p50Ms: percentile(50, 'p50Ms'),
+    p99Ms: percentile(99, 'p99Ms'),
     errors: slices.reduce((sum, l) => sum + l.errors, 0),
   };
+}
+
+function pooledPercentile(slices, p) {
+  const points = slices
+    .flatMap((l) => l.quantilesMs.map((ms) => [ms, l.requests / l.quantilesMs.length]))
+    .sort((a, b) => a[0] - b[0]);
+  const total = points.reduce((sum, [, weight]) => sum + weight, 0);
+  let seen = 0;
+  for (const [ms, weight] of points) {
+    seen += weight;
+    if (seen >= (total * p) / 100 - 1e-9) return ms;
+  }
+  return points[points.length - 1][0];
 }
 
 export function summarize(runs, scenarioNames, { pg, scale, connections }) {
@@ -37,8 +58,9 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
 
   const service = byContender('service');
   const reference = byContender('reference');
-  // A ratio per slice pair (service and reference measured back to back, seconds apart), then
-  // the median over every pair of the run.
+  // Throughput: a ratio per slice pair (service and reference measured back to back, seconds
+  // apart), then the median over every pair of the run. p99: a ratio per round, each side's p99
+  // over all its slices of the round (a 2 s slice holds too few requests for a steady p99).
   const ratios =
     reference.length === 0
       ? undefined
@@ -55,18 +77,20 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
               {
                 pairs: pairs.length,
                 rps: median(pairs.map(([s, r]) => s.rps / r.rps)),
-                p99: median(pairs.map(([s, r]) => s.p99Ms / r.p99Ms)),
+                p99: median(
+                  service.map(
+                    (run, i) =>
+                      combine(run.scenarios[scenario]).p99Ms /
+                      combine(reference[i].scenarios[scenario]).p99Ms,
+                  ),
+                ),
               },
             ];
           }),
         );
   const deepOverPage1 = scale
     ? median(
-        service.map(
-          (run) =>
-            median(run.scenarios.deep.map((l) => l.p50Ms)) /
-            median(run.scenarios.list.map((l) => l.p50Ms)),
-        ),
+        service.map((run) => combine(run.scenarios.deep).p50Ms / combine(run.scenarios.list).p50Ms),
       )
     : undefined;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { summarize } from '../../../bench/lib/report.mjs';
+import { combine, summarize } from '../../../bench/lib/report.mjs';
 
 /** One 2-second slice of load. */
 const load = (rps: number, p50Ms: number, p99Ms: number, errors = 0) => ({
@@ -59,7 +59,8 @@ describe('bench summary', () => {
       connections: 32,
     });
 
-    expect(ratios!.list).toEqual({ pairs: 3, rps: 0.6, p99: 2 });
+    // p99: the round's, per side (here the median slice's: no quantiles), 38 / 10.
+    expect(ratios!.list).toEqual({ pairs: 3, rps: 0.6, p99: 3.8 });
     // Totals over the slices: requests over seconds, and the median slice's latencies.
     const service = (contenders as Record<string, { scenarios: Record<string, unknown> }>).service;
     expect(service.scenarios.list).toEqual({
@@ -109,5 +110,18 @@ describe('bench summary', () => {
       'service peak RSS under load',
       'errors (non-2xx, socket errors, timeouts)',
     ]);
+  });
+
+  it("pools the slices' quantiles into one latency distribution", () => {
+    const quantiles = (ms: (i: number) => number) => Array.from({ length: 1000 }, (_, i) => ms(i));
+    // 2,000 requests all at 1 ms, then 2,000 with 10 % of them at 50 ms: 5 % of all are slow.
+    const fast = { ...load(1000, 1, 1), quantilesMs: quantiles(() => 1) };
+    const stalled = { ...load(1000, 1, 50), quantilesMs: quantiles((i) => (i < 900 ? 1 : 50)) };
+
+    const pooled = combine([fast, stalled]);
+
+    expect(pooled.p50Ms).toBe(1);
+    expect(pooled.p99Ms).toBe(50);
+    expect(combine([fast, fast]).p99Ms).toBe(1);
   });
 });
