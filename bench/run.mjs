@@ -25,7 +25,7 @@ const { values: opts } = parseArgs({
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },
     slice: { type: 'string', default: '2' },
-    warmup: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },
   },
 });
