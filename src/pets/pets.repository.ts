@@ -113,7 +113,11 @@ export class PetsRepository {
   }
 }
 
-/** Runs one of the constant statements below; rows as arrays, in select-list order. */
+/**
+ * Runs one of the constant statements below; rows as arrays, in select-list order. Only a SELECT or
+ * RETURNING result is meaningful: for an UPDATE, TypeORM's PostgreSQL runner returns
+ * `[rows, rowCount]`, not rows, and callers ignore what comes back.
+ */
 type RunStatement = (sql: string, params: unknown[]) => Promise<unknown[][]>;
 
 /**
