@@ -38,6 +38,17 @@ const bundledTypeormCompat = {
   },
 };
 
+// V8 keeps a script's whole source in the heap, as one-byte (Latin-1) characters only if every
+// character fits; a single non-ASCII one makes it two bytes each. esbuild escapes strings but not
+// comments or regular expression literals (class-validator's locale tables), so the bundle's
+// 8 MB of source held 16 MB of heap. \uXXXX means the same code unit in a comment, a string or a
+// regular expression, with or without its u flag.
+const escapeNonAscii = (text) =>
+  text.replace(
+    /[\u0080-\uffff]/g,
+    (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+
 const { outputFiles } = await build({
   entryPoints: ['dist/main.js'],
   outfile: 'dist/server.mjs',
@@ -77,7 +88,9 @@ if (!bundle.text.includes(KEEP_NAMES_HELPER)) {
 }
 writeFileSync(
   bundle.path,
-  bundle.text
-    .replace(KEEP_NAMES_HELPER, CLASS_NAME_HELPERS)
-    .replace(CLASS_NAME_CALL, 'static {\n$1__className(this, "'),
+  escapeNonAscii(
+    bundle.text
+      .replace(KEEP_NAMES_HELPER, CLASS_NAME_HELPERS)
+      .replace(CLASS_NAME_CALL, 'static {\n$1__className(this, "'),
+  ),
 );
