@@ -42,12 +42,17 @@ const bundledTypeormCompat = {
 // character fits; a single non-ASCII one makes it two bytes each. esbuild escapes strings but not
 // comments or regular expression literals (class-validator's locale tables), so the bundle's
 // 8 MB of source held 16 MB of heap. \uXXXX means the same code unit in a comment, a string or a
-// regular expression, with or without its u flag.
-const escapeNonAscii = (text) =>
-  text.replace(
+// regular expression, with or without its u flag; not after a backslash, which the build refuses.
+const escapeNonAscii = (text) => {
+  if (/\\[\u0080-\uffff]/.test(text))
+    throw new Error(
+      'a non-ASCII character follows a backslash: escaping it would change its meaning',
+    );
+  return text.replace(
     /[\u0080-\uffff]/g,
     (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
+};
 
 const { outputFiles } = await build({
   entryPoints: ['dist/main.js'],
