@@ -116,11 +116,9 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
       1500,
       ' ms',
     );
-  const errors = runs.reduce(
-    (sum, run) =>
-      sum + Object.values(run.scenarios).reduce((s, slices) => s + combine(slices).errors, 0),
-    0,
-  );
+  const errors = runs
+    .flatMap((run) => Object.values(run.scenarios).flat())
+    .reduce((sum, slice) => sum + slice.errors, 0);
   check('errors (non-2xx, socket errors, timeouts)', errors, '≤', 0);
 
   return { contenders, ratios, deepOverPage1, targets };
