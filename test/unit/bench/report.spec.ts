@@ -88,6 +88,26 @@ describe('bench summary', () => {
     ]);
   });
 
+  it('counts the errors of every slice of every contender', () => {
+    const runs = [
+      {
+        ...run('service', 1, 500, 10),
+        scenarios: { list: [load(500, 5, 10), load(500, 5, 10, 2)] },
+      },
+      {
+        ...run('reference', 1, 1000, 10),
+        scenarios: { list: [load(1000, 2, 5, 1), load(1000, 2, 5)] },
+      },
+    ];
+
+    const { targets } = summarize(runs, ['list'], { pg: undefined, scale: false, connections: 32 });
+
+    expect(targets.find(({ name }: { name: string }) => name.startsWith('errors'))).toMatchObject({
+      value: 3,
+      met: false,
+    });
+  });
+
   it('compares a deep page with page 1 under --scale, and skips the cold-start target on PostgreSQL', () => {
     const scaleRun = {
       ...run('service', 1, 1000, 10),
