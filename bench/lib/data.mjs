@@ -62,7 +62,7 @@ export async function preparePostgres({ url, rows }) {
 }
 
 function createKey(databaseUrl) {
-  const output = execFileSync(process.execPath, ['dist/auth/apikey.cli.js', 'create', 'bench'], {
+  const output = execFileSync(process.execPath, ['dist/api-key.cli.js', 'create', 'bench'], {
     env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
     encoding: 'utf8',
   });

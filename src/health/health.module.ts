@@ -1,5 +1,10 @@
 import { Module } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
 import { HealthController } from './health.controller.js';
 
-@Module({ controllers: [HealthController] })
+@Module({
+  // Failed checks are answered by our exception filter; terminus's own error log would repeat it.
+  imports: [TerminusModule.forRoot({ logger: false })],
+  controllers: [HealthController],
+})
 export class HealthModule {}

@@ -1,10 +1,16 @@
+import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
+import { swcTypeScript } from '../../scripts/swc-typescript.mjs';
+
+/** Test helpers that run as processes of their own, bundled here from TypeScript. */
+export const OPEN_DATABASE_AT = 'test-results/support/open-database-at.js';
 
 /**
  * Refuses a TEST_DATABASE_URL that does not name a test database (each suite creates and drops
- * databases through it), and builds dist/ (and the server bundle) once for the tests that run the real CLI and server.
+ * databases through it), builds dist/ once for the tests that run the real CLI and server, and
+ * bundles the helper processes.
  */
-export default function setup(): void {
+export default async function setup(): Promise<void> {
   const url = process.env.TEST_DATABASE_URL;
   if (url && !/test/i.test(new URL(url).pathname)) {
     throw new Error(
@@ -12,4 +18,14 @@ export default function setup(): void {
     );
   }
   execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+  await build({
+    entryPoints: ['test/support/open-database-at.ts'],
+    outfile: OPEN_DATABASE_AT,
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    format: 'esm',
+    logLevel: 'warning',
+    plugins: [swcTypeScript],
+  });
 }

@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
+import { OPEN_DATABASE_AT } from './global-setup.js';
 import type { Finished } from './processes.js';
 
 /**
  * Starts `count` processes that each open (and so migrate) one database at the same instant.
- * Servers spawned together reach their migrations up to a second apart (loading the bundle), which
+ * Servers spawned together reach their migrations up to a second apart (loading the build), which
  * hides a race there; these processes load first and then wait for one shared moment.
  */
 export function migrateTogether(databaseUrl: string, count: number): Promise<Finished[]> {
@@ -16,7 +17,7 @@ export function migrateTogether(databaseUrl: string, count: number): Promise<Fin
         new Promise<Finished>((resolve) => {
           execFile(
             'node',
-            ['test/support/open-database-at.mjs', String(at)],
+            [OPEN_DATABASE_AT, String(at)],
             { env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: databaseUrl } },
             (error, stdout, stderr) =>
               resolve({ code: error ? (error.code as number) : 0, stdout, stderr }),

@@ -14,7 +14,7 @@ export function runApiKeyCli(args: string[], databaseUrl: string): Promise<Finis
   return new Promise((resolve) => {
     execFile(
       'node',
-      ['dist/auth/apikey.cli.js', ...args],
+      ['dist/api-key.cli.js', ...args],
       { env: { ...process.env, DATABASE_URL: databaseUrl } },
       (error, stdout, stderr) =>
         resolve({ code: error ? (error.code as number) : 0, stdout, stderr }),
@@ -32,13 +32,9 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `node dist/server.mjs` (the bundle `npm start` runs) on a free port and waits until it listens. */
+/** Starts `node dist/main.js` (the build `npm start` runs) on a free port and waits until it listens. */
 export function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  return startListening(
-    ['dist/server.mjs'],
-    env,
-    /Server listening at (http:\/\/127\.0\.0\.1:\d+)/,
-  );
+  return startListening(['dist/main.js'], env, /Server listening at (http:\/\/127\.0\.0\.1:\d+)/);
 }
 
 export interface DevServer {
@@ -50,7 +46,7 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-/** The bundle in development mode on a fresh SQLite file, with the key it creates on first start. */
+/** The built server in development mode on a fresh SQLite file, with the key it creates on first start. */
 export async function startDevServer(env: Record<string, string> = {}): Promise<DevServer> {
   const dir = await mkdtemp(join(tmpdir(), 'animal-store-dev-'));
   const databasePath = join(dir, 'db.sqlite');

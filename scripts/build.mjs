@@ -1,0 +1,84 @@
+// `npm run build`: compiles src/ with SWC and bundles the entry points into dist/ with esbuild.
+//
+// Why a bundle: loading the ~2,300 files of the dependency tree one by one takes longer than
+// everything else the server does at start (docs/performance.md). Why SWC: it emits the decorator
+// metadata Nest's dependency injection reads (esbuild cannot), and it is the compiler the tests use.
+//
+// `--if-stale` skips the build when no file the last build read has changed since: `npm start` and
+// `npm run apikey` call it first, so an up-to-date tree starts at once.
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+
+const ENTRY_POINTS = {
+  main: 'src/main.ts',
+  'api-key.cli': 'src/auth/api-key.cli.ts',
+  'write-openapi': 'src/docs/write-openapi.ts',
+};
+const OUT_DIR = 'dist';
+/** What the last build read, with the time it started: the input list for `--if-stale`. */
+const INPUTS_FILE = `${OUT_DIR}/build-inputs.json`;
+/** Files that change the output without being imported. */
+const BUILD_CONFIG = ['package-lock.json', 'scripts/build.mjs', 'scripts/swc-typescript.mjs'];
+
+const EXTERNAL = [
+  // Native addons, and the drivers TypeORM loads by name at run time.
+  'better-sqlite3',
+  'pg',
+  'pg-native',
+  // @nestjs/typeorm and @nestjs/terminus load TypeORM at run time too; one copy must serve all.
+  'typeorm',
+  // Its locale tables are non-ASCII regular expressions, which would make V8 hold the whole bundle
+  // source at two bytes per character.
+  'class-validator',
+  // Finds its static files relative to its own directory.
+  'swagger-ui-dist',
+  // Optional peers that Nest and Fastify import only when an application uses them.
+  '@nestjs/microservices',
+  '@nestjs/microservices/*',
+  '@nestjs/websockets/*',
+  '@nestjs/platform-express',
+  '@fastify/view',
+  '@fastify/multipart',
+];
+
+if (process.argv.includes('--if-stale') && isUpToDate()) process.exit(0);
+// Loaded only when there is something to build: the check above must stay quick.
+const { build } = await import('esbuild');
+const { swcTypeScript } = await import('./swc-typescript.mjs');
+
+const startedAt = Date.now();
+rmSync(OUT_DIR, { recursive: true, force: true });
+const { metafile } = await build({
+  entryPoints: ENTRY_POINTS,
+  outdir: OUT_DIR,
+  bundle: true,
+  splitting: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  sourcemap: true,
+  // License comments go to a file of their own beside each output, not into the served source.
+  legalComments: 'external',
+  // Nest, Swagger and TypeORM read class names (log contexts, schema and entity names); bundling
+  // would otherwise rename classes whose names collide, e.g. PetsService to _PetsService.
+  keepNames: true,
+  metafile: true,
+  logLevel: 'warning',
+  plugins: [swcTypeScript],
+  external: EXTERNAL,
+  // Bundled CommonJS code calls require() for Node built-ins and the externals above.
+  banner: {
+    js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);",
+  },
+});
+const inputs = [...Object.keys(metafile.inputs), ...BUILD_CONFIG];
+writeFileSync(INPUTS_FILE, JSON.stringify({ startedAt, inputs }));
+
+function isUpToDate() {
+  if (!existsSync(INPUTS_FILE)) return false;
+  const { startedAt, inputs } = JSON.parse(readFileSync(INPUTS_FILE, 'utf8'));
+  const outputs = Object.keys(ENTRY_POINTS).map((name) => `${OUT_DIR}/${name}.js`);
+  return (
+    outputs.every((file) => existsSync(file)) &&
+    inputs.every((file) => existsSync(file) && statSync(file).mtimeMs < startedAt)
+  );
+}
