@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
 import { AuthModule } from './auth/auth.module.js';
 import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
 import { RequestValidationPipe } from './common/request-validation.pipe.js';
@@ -20,6 +21,7 @@ export class AppModule {
       // counts per API key, so it needs the key the auth guard verified.
       imports: [
         ConfigModule.forRoot(config),
+        ScheduleModule.forRoot(),
         DatabaseModule,
         AuthModule,
         RateLimitModule.forRoot(config),

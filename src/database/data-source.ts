@@ -3,9 +3,11 @@ import { dirname } from 'node:path';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { ApiKeyEntity } from '../auth/api-key.entity.js';
 import type { DatabaseConfig } from '../config/app-config.js';
+import { IdempotencyKeyEntity } from '../pets/idempotency-key.entity.js';
 import { PetEntity } from '../pets/pet.entity.js';
 import { InitialSchema1795219200000 } from './migrations/1795219200000-initial-schema.js';
 import { IdempotencyKeys1795298400000 } from './migrations/1795298400000-idempotency-keys.js';
+import { IdempotencyKeysTable1795400000000 } from './migrations/1795400000000-idempotency-keys-table.js';
 
 /** Any 64-bit constant shared by every replica: serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 7_413_202_611;
@@ -13,8 +15,12 @@ const MIGRATION_LOCK_ID = 7_413_202_611;
 /** The one data source definition, shared by the server and the `apikey` CLI. */
 export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
   const common = {
-    entities: [PetEntity, ApiKeyEntity],
-    migrations: [InitialSchema1795219200000, IdempotencyKeys1795298400000],
+    entities: [PetEntity, IdempotencyKeyEntity, ApiKeyEntity],
+    migrations: [
+      InitialSchema1795219200000,
+      IdempotencyKeys1795298400000,
+      IdempotencyKeysTable1795400000000,
+    ],
     migrationsTableName: 'migrations',
     synchronize: false,
     logging: false,

@@ -1,8 +1,13 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions, openDataSource } from './data-source.js';
+import { PostgresSqlRunner } from './postgres-sql-runner.js';
+import { SqlRunner } from './sql-runner.js';
+import { SqliteSqlRunner } from './sqlite-sql-runner.js';
 
+@Global()
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
@@ -11,5 +16,16 @@ import { dataSourceOptions, openDataSource } from './data-source.js';
       dataSourceFactory: (options) => openDataSource(options!),
     }),
   ],
+  providers: [
+    {
+      provide: SqlRunner,
+      inject: [DataSource],
+      useFactory: (dataSource: DataSource): SqlRunner =>
+        dataSource.options.type === 'postgres'
+          ? new PostgresSqlRunner(dataSource)
+          : new SqliteSqlRunner(dataSource),
+    },
+  ],
+  exports: [SqlRunner],
 })
 export class DatabaseModule {}

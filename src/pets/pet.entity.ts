@@ -1,21 +1,22 @@
-import { Column, Entity, Generated, PrimaryColumn } from 'typeorm';
-import { bigintAsNumber } from '../database/column-transformers.js';
+import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import type { PetStatus } from './pet-status.js';
 
-/** A row of `pets`: storage only; the wire shape is `PetDto`. */
+/**
+ * A row of `pets`, as `PetsRepository` returns it: storage only; the wire shape is `PetDto`. The
+ * table itself is defined by the migrations in `src/database/migrations`.
+ */
 @Entity({ name: 'pets' })
 export class PetEntity {
-  @PrimaryColumn({ type: 'bigint', transformer: bigintAsNumber })
-  @Generated('increment')
+  @PrimaryGeneratedColumn({ type: 'bigint' })
   id: number;
 
   @Column({ type: 'text' })
   name: string;
 
-  @Column({ name: 'category_id', type: 'bigint', transformer: bigintAsNumber })
+  @Column({ name: 'category_id', type: 'bigint' })
   categoryId: number;
 
-  /** NULL when the client gave no status: the seed states no default. */
+  /** NULL when the client gave no status: there is no default. */
   @Column({ type: 'text', nullable: true })
   status: PetStatus | null;
 }

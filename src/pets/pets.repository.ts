@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import type { Database, Statement } from 'better-sqlite3';
-import { Repository } from 'typeorm';
-import { PetEntity } from './pet.entity.js';
+import { type Row, SqlRunner } from '../database/sql-runner.js';
+import type { IdempotencyKeyEntity } from './idempotency-key.entity.js';
+import type { PetEntity } from './pet.entity.js';
 import type { PetStatus } from './pet-status.js';
 
 export interface PetPageQuery {
@@ -12,183 +11,145 @@ export interface PetPageQuery {
   limit: number;
 }
 
-/** Who created a pet with which Idempotency-Key, and until when a retry gets that pet back. */
-export interface IdempotencyClaim {
-  apiKeyId: number;
-  key: string;
-  requestHash: string;
-  /** Epoch milliseconds. */
-  expiresAt: number;
-}
+export type NewPetRow = Omit<PetEntity, 'id'>;
+export type IdempotencyClaim = Omit<IdempotencyKeyEntity, 'petId'>;
 
+/** A claim with the pet it made. */
 export interface ClaimedPet {
   pet: PetEntity;
   requestHash: string;
-  expiresAt: number;
+  expiresAt: Date;
 }
 
-/** In the order of `PetRow`. */
-const COLUMNS = 'id, name, category_id, status';
-const CLAIM_COLUMNS =
-  'idempotency_api_key_id, idempotency_key, idempotency_request_hash, idempotency_expires_at';
-const NO_CLAIM = `idempotency_api_key_id = NULL, idempotency_key = NULL,
-  idempotency_request_hash = NULL, idempotency_expires_at = NULL`;
+const PET_COLUMNS = 'p.id, p.name, p.category_id, p.status';
 
 /**
- * All SQL that touches `pets`. Hand-written statements rather than `find()`: the request path then
- * skips query building and entity hydration, and each SQL text stays constant, so it is prepared
- * once (SQLite) or its plan cached (PostgreSQL). Rows come back as arrays in select-list order.
+ * The statements, once per dialect: PostgreSQL numbers its placeholders, SQLite takes them in
+ * order. Each text is constant, so SQLite prepares it once and PostgreSQL caches its plan.
  */
+const STATEMENTS = {
+  postgres: {
+    page: `SELECT ${PET_COLUMNS} FROM pets p WHERE p.id > $1 ORDER BY p.id LIMIT $2`,
+    pageWithStatus: `SELECT ${PET_COLUMNS} FROM pets p
+      WHERE p.status = $1 AND p.id > $2 ORDER BY p.id LIMIT $3`,
+    byId: `SELECT ${PET_COLUMNS} FROM pets p WHERE p.id = $1`,
+    insert: 'INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id',
+    insertClaim: `INSERT INTO idempotency_keys (api_key_id, key, request_hash, pet_id, expires_at)
+      VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING pet_id`,
+    claimedPet: `SELECT ${PET_COLUMNS}, k.request_hash, k.expires_at
+      FROM idempotency_keys k JOIN pets p ON p.id = k.pet_id
+      WHERE k.api_key_id = $1 AND k.key = $2`,
+    deleteExpiredClaim: `DELETE FROM idempotency_keys
+      WHERE api_key_id = $1 AND key = $2 AND expires_at <= $3`,
+    deleteExpiredClaims: 'DELETE FROM idempotency_keys WHERE expires_at <= $1',
+  },
+  sqlite: {
+    page: `SELECT ${PET_COLUMNS} FROM pets p WHERE p.id > ? ORDER BY p.id LIMIT ?`,
+    pageWithStatus: `SELECT ${PET_COLUMNS} FROM pets p
+      WHERE p.status = ? AND p.id > ? ORDER BY p.id LIMIT ?`,
+    byId: `SELECT ${PET_COLUMNS} FROM pets p WHERE p.id = ?`,
+    insert: 'INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id',
+    insertClaim: `INSERT INTO idempotency_keys (api_key_id, key, request_hash, pet_id, expires_at)
+      VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING pet_id`,
+    claimedPet: `SELECT ${PET_COLUMNS}, k.request_hash, k.expires_at
+      FROM idempotency_keys k JOIN pets p ON p.id = k.pet_id
+      WHERE k.api_key_id = ? AND k.key = ?`,
+    deleteExpiredClaim: `DELETE FROM idempotency_keys
+      WHERE api_key_id = ? AND key = ? AND expires_at <= ?`,
+    deleteExpiredClaims: 'DELETE FROM idempotency_keys WHERE expires_at <= ?',
+  },
+} as const satisfies Record<SqlRunner['engine'], Record<string, string>>;
+
+/** Thrown inside the claim's transaction to roll the pet back when the key is already taken. */
+class ClaimTaken extends Error {}
+
+/** All SQL on `pets` and `idempotency_keys`. */
 @Injectable()
 export class PetsRepository {
-  private readonly sql: ReturnType<typeof statementsFor>;
-  private readonly rows: RunStatement;
+  private readonly sql: (typeof STATEMENTS)[SqlRunner['engine']];
 
-  constructor(@InjectRepository(PetEntity) pets: Repository<PetEntity>) {
-    const { options, driver } = pets.manager.connection;
-    if (options.type === 'better-sqlite3') {
-      this.sql = statementsFor('sqlite');
-      this.rows = sqliteStatements(
-        (driver as unknown as { databaseConnection: Database }).databaseConnection,
-      );
-    } else {
-      this.sql = statementsFor('postgres');
-      this.rows = async (sql, params) =>
-        (await pets.query<Record<string, unknown>[]>(sql, params)).map((row) => Object.values(row));
-    }
+  constructor(private readonly db: SqlRunner) {
+    this.sql = STATEMENTS[db.engine];
   }
 
   async findPage({ afterId, status, limit }: PetPageQuery): Promise<PetEntity[]> {
     const rows = status
-      ? await this.rows(this.sql.pageWithStatus, [status, afterId, limit])
-      : await this.rows(this.sql.page, [afterId, limit]);
+      ? await this.db.read(this.sql.pageWithStatus, [status, afterId, limit])
+      : await this.db.read(this.sql.page, [afterId, limit]);
     return rows.map(toPetEntity);
   }
 
   async findById(id: number): Promise<PetEntity | null> {
-    const [row] = await this.rows(this.sql.byId, [id]);
+    const [row] = await this.db.read(this.sql.byId, [id]);
     return row ? toPetEntity(row) : null;
   }
 
-  async insert(pet: Omit<PetEntity, 'id'>): Promise<PetEntity> {
-    const [[id]] = await this.rows(this.sql.insert, [pet.name, pet.categoryId, pet.status]);
-    return { ...pet, id: Number(id) };
+  async insert(pet: NewPetRow): Promise<PetEntity> {
+    const [row] = await this.db.write(this.sql.insert, [pet.name, pet.categoryId, pet.status]);
+    return { ...pet, id: Number(row.id) };
   }
 
   /**
-   * Inserts the pet unless a pet already holds this key for this API key; the unique index, not
-   * a prior lookup, decides, so concurrent retries on any replica create exactly one pet.
-   * Undefined when the key was taken.
+   * Inserts the pet and its claim in one transaction, unless this API key already claimed this
+   * key: then nothing is stored and the result is undefined. The claim's primary key, not a prior
+   * lookup, decides, so concurrent retries on any number of instances create exactly one pet (on
+   * PostgreSQL a second insert of the same key waits for the first transaction to end).
    */
-  async insertClaimed(
-    pet: Omit<PetEntity, 'id'>,
-    claim: IdempotencyClaim,
-  ): Promise<PetEntity | undefined> {
-    const [row] = await this.rows(this.sql.insertClaimed, [
-      pet.name,
-      pet.categoryId,
-      pet.status,
-      claim.apiKeyId,
-      claim.key,
-      claim.requestHash,
-      claim.expiresAt,
-    ]);
-    return row ? { ...pet, id: Number(row[0]) } : undefined;
-  }
-
-  async findClaimed(apiKeyId: number, key: string): Promise<ClaimedPet | undefined> {
-    const [row] = await this.rows(this.sql.byClaim, [apiKeyId, key]);
-    return row
-      ? { pet: toPetEntity(row), requestHash: row[4] as string, expiresAt: Number(row[5]) }
-      : undefined;
-  }
-
-  /** Frees one key if it expired at or before `now`; the pet itself stays. */
-  async releaseExpiredClaim(apiKeyId: number, key: string, now: number): Promise<void> {
-    await this.rows(this.sql.releaseExpiredClaim, [apiKeyId, key, now]);
-  }
-
-  async releaseAllExpiredClaims(now: number): Promise<void> {
-    await this.rows(this.sql.releaseAllExpiredClaims, [now]);
-  }
-}
-
-/**
- * Runs one of the constant statements below; rows as arrays, in select-list order. Only a SELECT or
- * RETURNING result is meaningful: for an UPDATE, TypeORM's PostgreSQL runner returns
- * `[rows, rowCount]`, not rows, and callers ignore what comes back.
- */
-type RunStatement = (sql: string, params: unknown[]) => Promise<unknown[][]>;
-
-/**
- * SQLite: better-sqlite3's own prepared statements on TypeORM's connection, in raw mode. A row as
- * an array costs far less to build than a row as an object, and the list path builds 21 per page.
- */
-function sqliteStatements(db: Database): RunStatement {
-  const prepared = new Map<string, Statement<unknown[], unknown[]>>();
-  const statement = (sql: string) => {
-    let found = prepared.get(sql);
-    if (!found) {
-      found = db.prepare<unknown[], unknown[]>(sql);
-      if (found.reader) found.raw();
-      prepared.set(sql, found);
+  async insertClaimed(pet: NewPetRow, claim: IdempotencyClaim): Promise<PetEntity | undefined> {
+    try {
+      return await this.db.transaction(async (transaction) => {
+        const [row] = await transaction.query(this.sql.insert, [
+          pet.name,
+          pet.categoryId,
+          pet.status,
+        ]);
+        const id = Number(row.id);
+        const claimed = await transaction.query(this.sql.insertClaim, [
+          claim.apiKeyId,
+          claim.key,
+          claim.requestHash,
+          id,
+          claim.expiresAt.toISOString(),
+        ]);
+        if (claimed.length === 0) throw new ClaimTaken();
+        return { ...pet, id };
+      });
+    } catch (error) {
+      if (error instanceof ClaimTaken) return undefined;
+      throw error;
     }
-    return found;
-  };
-  const run = (sql: string, params: unknown[]): unknown[][] => {
-    const found = statement(sql);
-    if (found.reader) return found.all(...params);
-    found.run(...params);
-    return [];
-  };
-  // The executor turns a driver error into a rejection, as TypeORM's query() would.
-  return (sql, params) => new Promise((resolve) => resolve(run(sql, params)));
+  }
+
+  /** Read from the primary: the claim may have been committed a moment ago by another instance. */
+  async findClaimedPet(apiKeyId: number, key: string): Promise<ClaimedPet | undefined> {
+    const [row] = await this.db.write(this.sql.claimedPet, [apiKeyId, key]);
+    if (!row) return undefined;
+    return {
+      pet: toPetEntity(row),
+      requestHash: row.request_hash as string,
+      expiresAt: new Date(row.expires_at as Date | string),
+    };
+  }
+
+  /** Frees one key if it expired at or before `now`; the pet stays. */
+  async deleteExpiredClaim(apiKeyId: number, key: string, now: Date): Promise<void> {
+    await this.db.write(this.sql.deleteExpiredClaim, [apiKeyId, key, now.toISOString()]);
+  }
+
+  async deleteExpiredClaims(now: Date): Promise<void> {
+    await this.db.write(this.sql.deleteExpiredClaims, [now.toISOString()]);
+  }
 }
 
-/** A row as the drivers return it: PostgreSQL hands `bigint` over as a string. */
-type PetRow = [
-  id: number | string,
-  name: string,
-  categoryId: number | string,
-  status: PetStatus | null,
-];
-
-/** Ids and category ids are bounded to Number.MAX_SAFE_INTEGER by validation, so Number() is exact. */
-function toPetEntity(row: unknown[]): PetEntity {
-  const [id, name, categoryId, status] = row as PetRow;
-  return { id: Number(id), name, categoryId: Number(categoryId), status };
-}
-
-function statementsFor(engine: 'postgres' | 'sqlite') {
-  // Written with `?`; PostgreSQL numbers its placeholders.
-  const sql = (text: string) => (engine === 'postgres' ? numberPlaceholders(text) : text);
+/**
+ * PostgreSQL returns `bigint` as a string (it may exceed 2^53); ids and category ids are bounded to
+ * Number.MAX_SAFE_INTEGER by validation, so Number() is exact.
+ */
+function toPetEntity(row: Row): PetEntity {
   return {
-    page: sql(`SELECT ${COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`),
-    pageWithStatus: sql(
-      `SELECT ${COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
-    ),
-    byId: sql(`SELECT ${COLUMNS} FROM pets WHERE id = ?`),
-    insert: sql('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id'),
-    insertClaimed: sql(
-      `INSERT INTO pets (name, category_id, status, ${CLAIM_COLUMNS})
-       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-    ),
-    byClaim: sql(
-      `SELECT ${COLUMNS}, idempotency_request_hash, idempotency_expires_at
-       FROM pets WHERE idempotency_api_key_id = ? AND idempotency_key = ?`,
-    ),
-    releaseExpiredClaim: sql(
-      `UPDATE pets SET ${NO_CLAIM}
-       WHERE idempotency_api_key_id = ? AND idempotency_key = ? AND idempotency_expires_at <= ?`,
-    ),
-    releaseAllExpiredClaims: sql(
-      `UPDATE pets SET ${NO_CLAIM}
-       WHERE idempotency_key IS NOT NULL AND idempotency_expires_at <= ?`,
-    ),
+    id: Number(row.id),
+    name: row.name as string,
+    categoryId: Number(row.category_id),
+    status: row.status as PetStatus | null,
   };
-}
-
-function numberPlaceholders(text: string): string {
-  let n = 0;
-  return text.replace(/\?/g, () => `$${++n}`);
 }

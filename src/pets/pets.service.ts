@@ -1,4 +1,5 @@
-import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
+import { Interval } from '@nestjs/schedule';
 import { ApiError, notFound } from '../common/api-error.js';
 import { DEFAULT_PAGE_SIZE, ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
@@ -24,22 +25,19 @@ export interface CreatedPet {
 const EXPIRED_KEY_SWEEP_MS = 60 * 60 * 1000;
 
 @Injectable()
-export class PetsService implements OnModuleInit, OnModuleDestroy {
+export class PetsService {
   private readonly logger = new Logger(PetsService.name);
-  private sweep?: NodeJS.Timeout;
 
   constructor(private readonly pets: PetsRepository) {}
 
-  onModuleInit(): void {
-    this.sweep = setInterval(() => {
-      this.pets
-        .releaseAllExpiredClaims(Date.now())
-        .catch((error: Error) => this.logger.warn(`expired Idempotency-Keys: ${error.message}`));
-    }, EXPIRED_KEY_SWEEP_MS).unref();
-  }
-
-  onModuleDestroy(): void {
-    clearInterval(this.sweep);
+  /** Every instance sweeps; the DELETE is idempotent, so overlapping sweeps are harmless. */
+  @Interval(EXPIRED_KEY_SWEEP_MS)
+  async forgetExpiredIdempotencyKeys(): Promise<void> {
+    try {
+      await this.pets.deleteExpiredClaims(new Date());
+    } catch (error) {
+      this.logger.warn(`expired Idempotency-Keys not swept: ${(error as Error).message}`);
+    }
   }
 
   async list({ limit = DEFAULT_PAGE_SIZE, status, cursor }: ListPetsQueryDto): Promise<PetPage> {
@@ -63,24 +61,24 @@ export class PetsService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Creates the pet once per (API key, Idempotency-Key) for 24 hours (api-decisions §10): a retry
-   * with the same body gets the first pet back, with another body a 422. A concurrent duplicate
-   * waits on the unique index for the first insert to commit, then gets its pet.
+   * Creates the pet once per (API key, Idempotency-Key) for 24 hours (docs/api-design.md,
+   * "Idempotency"): a retry with the same body gets the first pet back, with another body a 422.
+   * A concurrent duplicate waits for the first one's transaction, then gets its pet.
    */
   async createOnce(newPet: NewPetDto, apiKeyId: number, key: string): Promise<CreatedPet> {
     const requestHash = createPetRequestHash(newPet);
     const row = { name: newPet.name, categoryId: newPet.categoryId, status: newPet.status ?? null };
     // Each pass either settles or saw the key freed (expired) since the last: a few always do.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const now = Date.now();
-      const claim = { apiKeyId, key, requestHash, expiresAt: now + IDEMPOTENCY_KEY_TTL_MS };
-      const created = await this.pets.insertClaimed(row, claim);
+      const now = new Date();
+      const expiresAt = new Date(now.getTime() + IDEMPOTENCY_KEY_TTL_MS);
+      const created = await this.pets.insertClaimed(row, { apiKeyId, key, requestHash, expiresAt });
       if (created) return { pet: toPetDto(created), replayed: false };
 
-      const earlier = await this.pets.findClaimed(apiKeyId, key);
+      const earlier = await this.pets.findClaimedPet(apiKeyId, key);
       if (!earlier) continue;
       if (earlier.expiresAt <= now) {
-        await this.pets.releaseExpiredClaim(apiKeyId, key, now);
+        await this.pets.deleteExpiredClaim(apiKeyId, key, now);
         continue;
       }
       if (earlier.requestHash !== requestHash) {

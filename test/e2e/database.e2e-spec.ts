@@ -50,6 +50,7 @@ describe.skipIf(!ENGINES.includes('postgres'))('replicas on one database [postgr
       expect(applied).toEqual([
         { name: 'InitialSchema1795219200000' },
         { name: 'IdempotencyKeys1795298400000' },
+        { name: 'IdempotencyKeysTable1795400000000' },
       ]);
     } finally {
       await Promise.all(replicas.map((replica) => replica.close()));

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { ApiKeysService } from '../../src/auth/api-keys.service.js';
 import { loadConfig } from '../../src/config/app-config.js';
+import { PetsService } from '../../src/pets/pets.service.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { ENGINES } from '../support/test-database.js';
 
@@ -15,6 +16,7 @@ describe.each(ENGINES)('Idempotency-Key on createPet [%s]', (engine) => {
   });
   afterAll(() => t?.close());
   beforeEach(async () => {
+    await t.dataSource.query('DELETE FROM idempotency_keys');
     await t.dataSource.query('DELETE FROM pets');
   });
 
@@ -26,6 +28,62 @@ describe.each(ENGINES)('Idempotency-Key on createPet [%s]', (engine) => {
     });
   const petCount = async () =>
     Number((await t.dataSource.query('SELECT count(*) AS n FROM pets'))[0].n);
+  const storedClaims = () =>
+    t.dataSource.query<Record<string, unknown>[]>(
+      'SELECT api_key_id, key, request_hash, pet_id, expires_at FROM idempotency_keys',
+    );
+
+  it('stores the claim in idempotency_keys beside the pet, expiring in 24 hours', async () => {
+    const key = randomUUID();
+    const before = Date.now();
+    const pet = (await create(REX, key)).json();
+    const keyOwner = (await t.app.get(ApiKeysService).list()).find((k) => k.name === 'e2e')!;
+
+    const [claim, ...others] = await storedClaims();
+    expect(others).toEqual([]);
+    expect({ ...claim, pet_id: Number(claim.pet_id), expires_at: undefined }).toEqual({
+      api_key_id: keyOwner.id,
+      key,
+      request_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      pet_id: pet.id,
+      expires_at: undefined,
+    });
+    const expiresAt = new Date(claim.expires_at as string | Date).getTime();
+    expect(expiresAt - before).toBeGreaterThanOrEqual(24 * 60 * 60 * 1000);
+    expect(expiresAt - Date.now()).toBeLessThanOrEqual(24 * 60 * 60 * 1000);
+  });
+
+  it('sweeps expired claims and keeps live ones and every pet', async () => {
+    const [expired, live] = [randomUUID(), randomUUID()];
+    await create(REX, expired);
+    await create({ ...REX, name: 'Max' }, live);
+    await t.dataSource.query(
+      `UPDATE idempotency_keys SET expires_at = '2000-01-01T00:00:00.000Z' WHERE key = '${expired}'`,
+    );
+
+    await t.app.get(PetsService).forgetExpiredIdempotencyKeys();
+
+    expect((await storedClaims()).map((claim) => claim.key)).toEqual([live]);
+    expect(await petCount()).toBe(2);
+  });
+
+  it('keeps plain creates that run while a claimed create rolls back', async () => {
+    const key = randomUUID();
+    await create(REX, key);
+    // Every claimed create below finds the key taken and rolls its pet back, while plain creates
+    // run at the same moment; on SQLite they share one connection.
+    const responses = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        i % 2 ? create(REX, key) : create({ ...REX, name: `plain ${i}` }),
+      ),
+    );
+    expect(responses.map((response) => response.statusCode)).toEqual(Array(200).fill(201));
+    const plainIds = responses.filter((_, i) => i % 2 === 0).map((r) => r.json().id as number);
+    for (const id of plainIds) {
+      expect((await t.request('GET', `/v1/pets/${id}`)).statusCode).toBe(200);
+    }
+    expect(await petCount()).toBe(101);
+  });
 
   it('answers a retry with the first response and creates nothing more', async () => {
     const key = randomUUID();
@@ -102,7 +160,7 @@ describe.each(ENGINES)('Idempotency-Key on createPet [%s]', (engine) => {
   it('forgets a key after 24 hours: the next request with it creates a new pet', async () => {
     const key = randomUUID();
     const first = (await create(REX, key)).json();
-    await t.dataSource.query('UPDATE pets SET idempotency_expires_at = 1');
+    await t.dataSource.query("UPDATE idempotency_keys SET expires_at = '2000-01-01T00:00:00.000Z'");
     const later = await create({ ...REX, name: 'Max' }, key);
     expect(later.statusCode).toBe(201);
     expect(later.headers['idempotent-replayed']).toBeUndefined();

@@ -1,10 +1,9 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * A pet remembers the Idempotency-Key that created it (api-decisions §10). Keeping the key on the
- * pet row makes "create once" a single INSERT whose unique index decides every race, on both
- * engines, with no transaction spanning two tables. The index is partial, so pets created without
- * a key cost nothing extra.
+ * The first home of Idempotency-Key claims: four columns on `pets`. Kept as it ran, because
+ * migrations replay in order on every database; IdempotencyKeysTable1795400000000 moves the claims
+ * into a table of their own and drops these columns.
  */
 const COLUMNS = (bigint: string) => [
   `ALTER TABLE pets ADD COLUMN idempotency_api_key_id ${bigint} NULL`,

@@ -1,0 +1,24 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/**
+ * A row of `idempotency_keys`: which pet a createPet request with this Idempotency-Key made, for
+ * which API key, and until when a retry gets that pet back (docs/api-design.md, "Idempotency").
+ */
+@Entity({ name: 'idempotency_keys' })
+export class IdempotencyKeyEntity {
+  @PrimaryColumn({ name: 'api_key_id', type: 'integer' })
+  apiKeyId: number;
+
+  @PrimaryColumn({ type: 'text' })
+  key: string;
+
+  /** SHA-256 of the request's validated fields: a retry must ask for the same pet. */
+  @Column({ name: 'request_hash', type: 'text' })
+  requestHash: string;
+
+  @Column({ name: 'pet_id', type: 'bigint' })
+  petId: number;
+
+  @Column({ name: 'expires_at', type: Date })
+  expiresAt: Date;
+}
