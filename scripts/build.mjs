@@ -5,7 +5,9 @@
 // metadata Nest's dependency injection reads (esbuild cannot), and it is the compiler the tests use.
 //
 // `--if-stale` skips the build when no file the last build read has changed since: `npm start` and
-// `npm run apikey` call it first, so an up-to-date tree starts at once.
+// `npm run apikey` call it first, so an up-to-date tree starts at once. `--watch` rebuilds on every
+// change and restarts the server (`npm run start:dev`).
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 
 const ENTRY_POINTS = {
@@ -42,12 +44,14 @@ const EXTERNAL = [
 
 if (process.argv.includes('--if-stale') && isUpToDate()) process.exit(0);
 // Loaded only when there is something to build: the check above must stay quick.
-const { build } = await import('esbuild');
+const { context } = await import('esbuild');
 const { swcTypeScript } = await import('./swc-typescript.mjs');
 
-const startedAt = Date.now();
+const watch = process.argv.includes('--watch');
+let startedAt = Date.now();
+let server;
 rmSync(OUT_DIR, { recursive: true, force: true });
-const { metafile } = await build({
+const builder = await context({
   entryPoints: ENTRY_POINTS,
   outdir: OUT_DIR,
   bundle: true,
@@ -63,15 +67,33 @@ const { metafile } = await build({
   keepNames: true,
   metafile: true,
   logLevel: 'warning',
-  plugins: [swcTypeScript],
+  plugins: [swcTypeScript, { name: 'after-build', setup: (b) => b.onEnd(afterBuild) }],
   external: EXTERNAL,
   // Bundled CommonJS code calls require() for Node built-ins and the externals above.
   banner: {
     js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);",
   },
 });
-const inputs = [...Object.keys(metafile.inputs), ...BUILD_CONFIG];
-writeFileSync(INPUTS_FILE, JSON.stringify({ startedAt, inputs }));
+if (watch) {
+  await builder.watch();
+} else {
+  await builder.rebuild();
+  await builder.dispose();
+}
+
+/** Records what this build read; with --watch (`npm run start:dev`) restarts the server on it. */
+function afterBuild({ errors, metafile }) {
+  if (errors.length > 0) return;
+  const inputs = [...Object.keys(metafile.inputs), ...BUILD_CONFIG];
+  writeFileSync(INPUTS_FILE, JSON.stringify({ startedAt, inputs }));
+  startedAt = Date.now();
+  if (!watch) return;
+  const start = () => {
+    server = spawn(process.execPath, [`${OUT_DIR}/main.js`], { stdio: 'inherit' });
+  };
+  if (server) server.once('exit', start).kill();
+  else start();
+}
 
 function isUpToDate() {
   if (!existsSync(INPUTS_FILE)) return false;
