@@ -298,8 +298,8 @@ export function topLevelKeys(bytes: Buffer): string[] {
 }
 
 /**
- * The oracle for a createPet body: JSON text must be UTF-8 (RFC 8259 §8.1) and parse; the value
- * must satisfy NewPet (closed) and the name rule. `offending` are the fields a 400 must name.
+ * The oracle for a createPet body: JSON text must be UTF-8 and parse; the value must satisfy
+ * NewPet (closed) and the name rule. `offending` are the fields a 400 must name.
  */
 export function expectedCreate(
   bytes: Buffer,

@@ -63,7 +63,7 @@ export const CONTENT_ENCODINGS = fc.constantFrom(
 
 /**
  * Authorization header values and whether each carries `key` validly: scheme `Bearer` in any case,
- * one space, the key exactly (RFC 6750 via passport-http-bearer).
+ * one space, the key exactly (docs/api-design.md, "API keys").
  */
 export function authorizations(key: string): fc.Arbitrary<{ value?: string; valid: boolean }> {
   const prefix = key.slice(0, 'pets_'.length + 12);

@@ -80,7 +80,7 @@ describe.each(ENGINES)('hostile input to createPet through the real app [%s]', (
       Buffer.from('x","categoryId":1}'),
     ]);
     it.each([
-      // Nest's ValidationPipe deleted the key before the whitelist saw it, and the pet was stored.
+      // Nest's ValidationPipe deletes this key before its whitelist sees it, so the pet would be stored.
       [
         'a "prototype" field',
         {},
@@ -89,7 +89,7 @@ describe.each(ENGINES)('hostile input to createPet through the real app [%s]', (
         'VALIDATION_FAILED',
         'prototype is not a known field',
       ],
-      // Decoded leniently, so the name was stored with U+FFFD in place of the bytes.
+      // A lenient decoder stores the name with U+FFFD in place of the bytes.
       [
         'bytes that are not UTF-8',
         {},
@@ -98,7 +98,7 @@ describe.each(ENGINES)('hostile input to createPet through the real app [%s]', (
         'MALFORMED_JSON',
         'Request body is not valid UTF-8',
       ],
-      // The coding was ignored and the bytes read as if they were not compressed.
+      // Ignoring the coding would read the bytes as if they were not compressed.
       [
         'Content-Encoding: gzip',
         { 'content-encoding': 'gzip' },
@@ -107,7 +107,7 @@ describe.each(ENGINES)('hostile input to createPet through the real app [%s]', (
         'UNSUPPORTED_MEDIA_TYPE',
         'Content-Encoding is not supported: send the body uncompressed',
       ],
-      // Only the first key that exists on Object.prototype was named, nothing else.
+      // Every key that exists on Object.prototype is named, not only the first, and the rest too.
       [
         'prototype keys beside other wrong fields',
         {},
@@ -116,7 +116,7 @@ describe.each(ENGINES)('hostile input to createPet through the real app [%s]', (
         'VALIDATION_FAILED',
         `toString is not a known field; valueOf is not a known field; name is required; ${CATEGORY_ID}`,
       ],
-      // The name vanished: " is not a known field".
+      // Unquoted, an empty name vanishes from the message: " is not a known field".
       [
         'an empty field name',
         {},
@@ -149,7 +149,7 @@ describe.each(ENGINES)('hostile input to createPet through the real app [%s]', (
       },
     );
 
-    // Fastify refused a Content-Type that is not a media type with a 415 before anything else.
+    // Fastify on its own answers 415 to a Content-Type that is not a media type, before anything else.
     it.each([
       [
         'no key',
