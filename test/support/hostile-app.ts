@@ -35,7 +35,7 @@ export interface HostileApp {
   storedPet(id: number): Promise<Record<string, unknown> | undefined>;
   /** The id of a stored pet, chosen by index (wrapping round), or 1 when there are none. */
   existingId(index: number): Promise<number>;
-  /** Stores `count` valid pets through createPet, generated from the document with the run's seed. */
+  /** Stores `count` valid pets through createPet, generated from the document with the seed. */
   seedPets(count: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -20,7 +20,8 @@ import {
 /**
  * What the service asks of a pet name beyond the document's 1 to 255 characters: not only
  * whitespace, and storable exactly as sent on both engines, so no U+0000 (PostgreSQL text cannot
- * hold it) and no unpaired surrogate (not Unicode text at all). See docs/api-design.md, "Validation".
+ * hold it) and no unpaired surrogate (not Unicode text at all). See docs/api-design.md,
+ * "Validation".
  */
 export const PET_NAME_RULE: StringRule = {
   accepts: (value) => value.trim() !== '' && !value.includes('\u0000') && value.isWellFormed(),

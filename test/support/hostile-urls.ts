@@ -1,4 +1,4 @@
-/** URL text for the hostile-input suites: ids and query strings percent-encoded one way or another. */
+/** URL text for the hostile-input suites: ids and queries percent-encoded one way or another. */
 
 /** `text` percent-encoded as a browser would, or every byte of it when `everyByte` is set. */
 export function percentEncoded(text: string, everyByte: boolean): string {

@@ -19,7 +19,7 @@ export async function createPet(t: TestApp, pet: object): Promise<Pet> {
   return response.json<Pet>();
 }
 
-/** A row of the pets table: column names, not API fields; bigint columns as the driver returns them. */
+/** A row of the pets table: column names, not API fields; bigints as the driver returns them. */
 export interface StoredPet {
   id: number | string;
   name: string;
@@ -32,7 +32,7 @@ export function storedPets(t: TestApp): Promise<StoredPet[]> {
   return t.dataSource.query('SELECT id, name, category_id, status FROM pets ORDER BY id');
 }
 
-/** A row as `storedPets` reads it back: PostgreSQL hands bigint columns back as strings in raw queries. */
+/** A row as `storedPets` reads it back: PostgreSQL hands bigints back as strings in raw queries. */
 export function asStored(engine: Engine) {
   return (row: { id: number; category_id: number }) =>
     engine === 'postgres'

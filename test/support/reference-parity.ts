@@ -86,7 +86,8 @@ export interface ParityPair {
 /**
  * Starts the service on a fresh SQLite file, creates the keys with the apikey CLI, seeds
  * SEEDED_PETS pets (one with an awkward name, some without a status), then starts the reference
- * on an exact copy (same rows, same AUTOINCREMENT counter), so created pets get the same ids on both.
+ * on an exact copy (same rows, same AUTOINCREMENT counter), so created pets get the same ids on
+ * both.
  */
 export async function startParityPair(): Promise<ParityPair> {
   const dir = await mkdtemp(join(tmpdir(), 'animal-store-parity-'));

@@ -80,7 +80,7 @@ describe.each(ENGINES)('hostile input to createPet through the real app [%s]', (
       Buffer.from('x","categoryId":1}'),
     ]);
     it.each([
-      // Nest's ValidationPipe deletes this key before its whitelist sees it, so the pet would be stored.
+      // Nest's ValidationPipe deletes this key before its whitelist sees it: the pet would be stored.
       [
         'a "prototype" field',
         {},
@@ -149,7 +149,7 @@ describe.each(ENGINES)('hostile input to createPet through the real app [%s]', (
       },
     );
 
-    // Fastify on its own answers 415 to a Content-Type that is not a media type, before anything else.
+    // Fastify on its own answers 415 to a Content-Type that is no media type, before anything else.
     it.each([
       [
         'no key',
