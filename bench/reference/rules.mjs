@@ -138,7 +138,7 @@ function unknownFieldsError(object, known1, known2, known3) {
       : `${dropped}; ${unknown}`;
 }
 
-/** api-decisions §4 name rule (field-rules.ts isPetName): 1–255 code points, not blank, storable. */
+/** The pet name rule, as field-rules.ts isPetName has it: 1–255 code points, not blank, storable. */
 function isPetName(value) {
   if (
     typeof value !== 'string' ||

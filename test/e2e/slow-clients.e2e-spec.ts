@@ -94,7 +94,8 @@ describe('slow, oversized and odd clients on a real socket [sqlite]', () => {
 
   describe('oversized requests', () => {
     // Node's limit on the request line and headers together is 16 KiB. The service answers 400,
-    // not 431: api-decisions §5 has no code for 431, and 400 with the Error body says what is wrong.
+    // not 431: no error code has that status (docs/api-design.md, "Errors"), and a 400 with the
+    // Error body says what is wrong.
     it.each([
       [
         'one header line over the limit',

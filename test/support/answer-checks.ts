@@ -18,7 +18,10 @@ export interface SentRequest {
   echoable?: string[];
 }
 
-/** Things no response may contain (api-decisions §5: no stack, no SQL, no framework names). */
+/**
+ * Things no response may contain: an error tells the client what it got wrong, never how the
+ * service is built (docs/api-design.md, "Errors").
+ */
 const LEAKS: [string, RegExp][] = [
   ['a stack trace', /\n\s+at |\bat (?:async )?[\w$.<>]+ \(|[\w-]+\.(?:ts|js|mjs|cjs):\d+/],
   [

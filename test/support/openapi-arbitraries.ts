@@ -58,7 +58,7 @@ interface RawOperation {
 
 /**
  * A rule the service applies to free-form strings that the document cannot express
- * (api-decisions §4: a name is not only whitespace and has no U+0000), with strings that break it.
+ * (a pet name is not only whitespace and has no U+0000), with strings that break it.
  */
 export interface StringRule {
   accepts(value: string): boolean;
@@ -73,7 +73,7 @@ export class OpenApiDocument {
     return new OpenApiDocument(JSON.parse(readFileSync(file, 'utf8')) as RawDocument);
   }
 
-  /** `/v1`: paths in the document are relative to the servers, which all end in it (seed §9). */
+  /** `/v1`: paths in the document are relative to the servers, which all end in it. */
   get basePath(): string {
     return new URL(this.raw.servers[0].url).pathname.replace(/\/$/, '');
   }

@@ -1,0 +1,244 @@
+import Database from 'better-sqlite3';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { runApiKeyCli, startReference, startServer, type ServerProcess } from './processes.js';
+
+/**
+ * What the reference-parity suites share. The benchmark's reference implementation
+ * (bench/reference) must answer exactly as the service does, or the race between them measures
+ * different work. Each suite starts both on copies of one seeded database, sends each case to
+ * both, and compares status, body and the headers that carry meaning.
+ */
+
+/** The largest id the API accepts (2^53-1). */
+export const MAX_ID = 9007199254740991;
+
+/** Pets both servers start with; a pet created through the API gets the next id. */
+export const SEEDED_PETS = 25;
+
+export type Headers = Record<string, string | string[]>;
+
+/**
+ * A request as a case describes it. An Authorization header may name the placeholders KEY,
+ * REVOKED_KEY or TAMPERED_KEY: keys exist only once the database does, so they go in at send time.
+ */
+export interface CaseRequest {
+  headers?: Headers;
+  body?: string | Buffer;
+  /** null: send no X-Request-Id of our own, so the server generates one. */
+  requestId?: null;
+  /** false: send no Host header (Node's client adds one otherwise). */
+  setHost?: false;
+}
+
+/** [what the case is about, status the service must answer, method, path, request]. */
+export type ParityCase = [string, number, string, string, CaseRequest];
+
+// Request shapes the case tables are written with.
+export const auth = { authorization: 'Bearer KEY' };
+export const asJson = { ...auth, 'content-type': 'application/json' };
+export const gzipped = { ...asJson, 'content-encoding': 'gzip' };
+/** A body sent as JSON with a valid key. */
+export const json = (body: unknown): CaseRequest => ({
+  headers: asJson,
+  body: JSON.stringify(body),
+});
+/** Bytes sent as they are, labelled JSON, with a valid key. */
+export const raw = (body: string | Buffer): CaseRequest => ({ headers: asJson, body });
+
+/** The cursor the service hands out for the page that ends at `lastId`. */
+export function cursor(lastId: number): string {
+  return Buffer.from(`after:${lastId}`).toString('base64url');
+}
+
+export interface Received {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+export interface SentRequest {
+  method: string;
+  path: string;
+  headers: Headers;
+  body?: string | Buffer;
+  setHost?: false;
+}
+
+/** The service and the reference, serving copies of the same database, and the keys in it. */
+export interface ParityPair {
+  service: ServerProcess;
+  reference: ServerProcess;
+  /** A valid key. */
+  key: string;
+  /** Revoked before either server saw it, so neither has it in its verified-key cache. */
+  revokedKey: string;
+  /** Sends one case to the service, then to the reference, and holds both to the same answer. */
+  expectSameAnswer(parityCase: ParityCase, requestId: string): Promise<void>;
+  /** Puts the real keys in place of the KEY, REVOKED_KEY and TAMPERED_KEY placeholders. */
+  withKeys(headers: Headers): Headers;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the service on a fresh SQLite file, creates the keys with the apikey CLI, seeds
+ * SEEDED_PETS pets (one with an awkward name, some without a status), then starts the reference
+ * on an exact copy (same rows, same AUTOINCREMENT counter), so created pets get the same ids on
+ * both.
+ */
+export async function startParityPair(): Promise<ParityPair> {
+  const dir = await mkdtemp(join(tmpdir(), 'animal-store-parity-'));
+  const servicePath = join(dir, 'service.sqlite');
+  const databaseUrl = `sqlite:${servicePath}`;
+  // The service migrates its file; NODE_ENV=production so it creates no key of its own.
+  const service = await startServer({
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: databaseUrl,
+    // The reference has no rate limiter (the bench runs both without one).
+    RATE_LIMIT_PER_MINUTE: '0',
+  });
+  const key = (await runApiKeyCli(['create', 'parity'], databaseUrl)).stdout.trim();
+  const revokedKey = (await runApiKeyCli(['create', 'revoked'], databaseUrl)).stdout.trim();
+  const revokedId = /^(\d+)\s+revoked\s/m.exec(
+    (await runApiKeyCli(['list'], databaseUrl)).stdout,
+  )![1];
+  expect((await runApiKeyCli(['revoke', revokedId], databaseUrl)).code).toBe(0);
+
+  const db = new Database(servicePath);
+  const insert = db.prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)');
+  const statuses = ['available', 'sold', null, 'pending', 'sold'];
+  for (let i = 1; i <= SEEDED_PETS; i++)
+    insert.run(i === 3 ? 'Ünïcødé 🐶 "quoted" \\ \n' : `pet ${i}`, (i % 4) + 1, statuses[i % 5]);
+  await db.backup(join(dir, 'reference.sqlite'));
+  db.close();
+
+  const reference = await startReference({
+    DATABASE_PATH: join(dir, 'reference.sqlite'),
+    LOG_LEVEL: 'info',
+  });
+
+  const withKeys = (headers: Headers): Headers => {
+    const tampered = key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A');
+    const placeholders: Record<string, string> = {
+      KEY: key,
+      REVOKED_KEY: revokedKey,
+      TAMPERED_KEY: tampered,
+    };
+    const authorization = (headers.authorization as string | undefined)?.replace(
+      /\b(KEY|REVOKED_KEY|TAMPERED_KEY)$/,
+      (name) => placeholders[name],
+    );
+    return { ...headers, ...(authorization !== undefined && { authorization }) };
+  };
+
+  return {
+    service,
+    reference,
+    key,
+    revokedKey,
+    withKeys,
+    expectSameAnswer: async ([, status, method, path, options], requestId) => {
+      const headers = withKeys(options.headers ?? {});
+      if (options.requestId !== null && !('x-request-id' in headers))
+        headers['x-request-id'] = requestId;
+      const sent: SentRequest = {
+        method,
+        path,
+        headers,
+        body: options.body,
+        setHost: options.setHost,
+      };
+
+      const fromService = await send(service.baseUrl, sent);
+      const fromReference = await send(reference.baseUrl, sent);
+
+      expect(fromService.status).toBe(status);
+      expect({ status: fromReference.status, body: fromReference.body }).toEqual({
+        status: fromService.status,
+        body: fromService.body,
+      });
+      expect(meaningfulHeaders(fromReference.headers)).toEqual(
+        meaningfulHeaders(fromService.headers),
+      );
+      expect(fromReference.headers['x-powered-by']).toBeUndefined();
+      if (options.requestId === null)
+        expect(fromReference.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    },
+    stop: async () => {
+      service.child.kill('SIGKILL');
+      reference.child.kill('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The headers whose values carry meaning; the rest (date, keep-alive) may differ. */
+const COMPARED_HEADERS = [
+  'content-type',
+  'content-length',
+  'cache-control',
+  'x-content-type-options',
+  'www-authenticate',
+  'allow',
+  'link',
+  'location',
+  'sunset',
+  'deprecation',
+  'retry-after',
+  'accept-encoding',
+  'x-powered-by',
+] as const;
+
+/**
+ * The headers two answers must agree on. The X-Request-Id counts only when it echoes ours (those
+ * start with `parity-`): generated ids differ by design and are checked for shape instead.
+ */
+export function meaningfulHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): Record<string, unknown> {
+  const picked: Record<string, unknown> = Object.fromEntries(
+    COMPARED_HEADERS.map((name) => [name, headers[name]]),
+  );
+  picked['x-request-id'] = /^parity-/.test(String(headers['x-request-id']))
+    ? headers['x-request-id']
+    : 'generated';
+  return picked;
+}
+
+/**
+ * One request over a fresh connection, headers exactly as given (fetch would add a content type);
+ * a header given as an array is sent once per value. Node's client adds the Host header (unless
+ * setHost is false or the case sends its own) and the length of the body.
+ */
+export function send(
+  baseUrl: string,
+  { method, path, headers, body, setHost }: SentRequest,
+): Promise<Received> {
+  const { hostname, port } = new URL(baseUrl);
+  const sentHeaders =
+    body === undefined
+      ? headers
+      : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      { host: hostname, port, method, path, agent: false, setHost },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk) => (text += chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode!, headers: response.headers, body: text }),
+        );
+      },
+    );
+    // Set here, not in the options, which refuse a Host given twice.
+    for (const [name, value] of Object.entries(sentHeaders)) outgoing.setHeader(name, value);
+    // A server may answer (413) before it has read the whole body; the answer is what counts.
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
