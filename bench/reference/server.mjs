@@ -6,7 +6,7 @@
 //   PORT=3001 DATABASE_PATH=data/animal-store.sqlite node bench/reference/server.mjs
 //
 // Env: PORT (default 3001), HOST (127.0.0.1), DATABASE_PATH (a file the service already migrated),
-// BODY_LIMIT_BYTES (16384), LOG_LEVEL (info). The parity test is test/e2e/reference-parity.e2e-spec.ts.
+// BODY_LIMIT_BYTES (16384), LOG_LEVEL (info). The parity tests are in test/e2e/reference-parity/.
 // Not mirrored: rate limits (the bench and the parity test run the service with
 // RATE_LIMIT_PER_MINUTE=0), Idempotency-Key (neither sends one) and the /docs routes (so another
 // method on /docs is a 404 here, a 405 in the service).
@@ -196,7 +196,7 @@ const app = Fastify({
 // ---------------------------------------------------------------------------------------------
 // Responses
 
-/** Every response leaves through here: status, JSON body and the hygiene headers (§11). */
+/** Every response leaves through here: status, JSON body and the headers every response carries. */
 function send(request, reply, status, body) {
   reply.code(status);
   reply.header('content-type', JSON_TYPE);
@@ -404,7 +404,7 @@ app.setNotFoundHandler((request, reply) => {
   return send(request, reply, 405, errorBody('METHOD_NOT_ALLOWED', message));
 });
 
-/** The §5 error for a bare status, as error-mapping.ts picks it: the first code with that status. */
+/** The error code for a bare status, as error-mapping.ts picks it: the first code with that status. */
 const CODE_FOR_STATUS = new Map(
   Object.keys(ERROR_CODES)
     .reverse()

@@ -5,7 +5,7 @@ import { startDevServer, type DevServer, type ServerProcess } from '../support/p
 import { exchange, parseResponses } from '../support/raw-http.js';
 
 /**
- * Slow, oversized and odd clients against the real process (node dist/server.mjs), on real
+ * Slow, oversized and odd clients against the real process (node dist/main.js), on real
  * sockets: what Fastify inject cannot express. After each test the server must still answer.
  */
 describe('slow, oversized and odd clients on a real socket [sqlite]', () => {
