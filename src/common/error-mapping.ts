@@ -1,6 +1,6 @@
-import { HttpException } from '@nestjs/common';
+import { HttpException, NotFoundException } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../database/database-errors.js';
-import { ApiError, unauthorized } from './api-error.js';
+import { ApiError, notFound, unauthorized } from './api-error.js';
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode } from './error-codes.js';
 
 /** The first code of each status in ERROR_CODES is the one a bare status maps to. */
@@ -17,12 +17,14 @@ const FIXED_MESSAGES: Partial<Record<ErrorCode, string>> = {
 };
 
 /**
- * Turns anything thrown while serving a request into the ApiError the client sees. Only our own
- * ApiErrors carry their message through; everything else gets a fixed message, so no framework,
+ * Turns anything thrown while serving a request into the ApiError the client sees. Our own
+ * ApiErrors, and the NotFoundExceptions our handlers throw (the router's own misses never get
+ * here), carry their message through; everything else gets a fixed message, so no framework,
  * driver or SQL text reaches the client.
  */
 export function toApiError(exception: unknown, bodyLimitBytes: number): ApiError {
   if (exception instanceof ApiError) return exception;
+  if (exception instanceof NotFoundException) return notFound(exception.message);
   const status = clientErrorStatus(exception);
   if (status !== undefined) return fromStatus(status, bodyLimitBytes);
   return isDatabaseUnavailable(exception)

@@ -5,6 +5,9 @@ import type { AppConfig } from '../config/app-config.js';
 
 const API_VERSION_PATH = '/v1';
 
+/** Where Swagger UI is served; the document is at `/<DOCS_PATH>-json`. */
+export const DOCS_PATH = 'docs';
+
 /** The OpenAPI document, generated from the controllers and DTOs. */
 export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
   const options = new DocumentBuilder()
@@ -33,8 +36,8 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
 
 /** Serves Swagger UI at /docs and the document at /docs-json; both public. */
 export function setupDocs(app: INestApplication, document: OpenAPIObject): void {
-  SwaggerModule.setup('docs', app, document, {
-    jsonDocumentUrl: 'docs-json',
+  SwaggerModule.setup(DOCS_PATH, app, document, {
+    jsonDocumentUrl: `${DOCS_PATH}-json`,
     raw: ['json'],
     customSiteTitle: 'Animal Store API',
     swaggerOptions: { persistAuthorization: true },
