@@ -1,5 +1,11 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiResponse, ApiSchema, getSchemaPath } from '@nestjs/swagger';
+import {
+  DATABASE_UNAVAILABLE_MESSAGE,
+  INTERNAL_ERROR_MESSAGE,
+  INVALID_API_KEY_MESSAGE,
+  NOT_JSON_MESSAGE,
+} from './api-error.js';
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode } from './error-codes.js';
 
 @ApiSchema({ name: 'Error', description: 'The body of every error response.' })
@@ -35,16 +41,16 @@ function describeStatus(status: number): string {
 const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   VALIDATION_FAILED: 'categoryId must be a JSON integer from 1 to 9007199254740991',
   MALFORMED_JSON: 'Request body is not valid JSON',
-  UNAUTHORIZED: 'Invalid API key',
+  UNAUTHORIZED: INVALID_API_KEY_MESSAGE,
   NOT_FOUND: 'No pet with id 42',
   METHOD_NOT_ALLOWED: 'Method DELETE is not allowed here; use GET, HEAD, POST',
   IDEMPOTENCY_CONFLICT: 'A request with this Idempotency-Key is still in flight',
   PAYLOAD_TOO_LARGE: 'Request body exceeds 16384 bytes',
-  UNSUPPORTED_MEDIA_TYPE: 'Content-Type must be application/json',
+  UNSUPPORTED_MEDIA_TYPE: NOT_JSON_MESSAGE,
   IDEMPOTENCY_KEY_REUSED: 'This Idempotency-Key was already used with a different request body',
   RATE_LIMITED: 'Rate limit of 600 requests per minute exceeded; retry in 42 s',
-  INTERNAL_ERROR: 'Internal server error',
-  SERVICE_UNAVAILABLE: 'The database is unavailable; retry later',
+  INTERNAL_ERROR: INTERNAL_ERROR_MESSAGE,
+  SERVICE_UNAVAILABLE: DATABASE_UNAVAILABLE_MESSAGE,
 };
 
 /** The Error body of a status, with one example per code that status can carry. */

@@ -155,7 +155,7 @@ describe.each(ENGINES)('health with the database gone [%s]', (engine) => {
       expect(ready.statusCode).toBe(503);
       expect(ready.json()).toEqual({
         code: 'SERVICE_UNAVAILABLE',
-        message: 'The service is unavailable; retry later',
+        message: 'The database is unavailable; retry later',
         status: 503,
       });
       expect((await t.request('GET', '/health/live', { key: null })).statusCode).toBe(200);

@@ -69,15 +69,7 @@ describe('toApiError', () => {
         new HttpException('Cannot GET /x', 404),
         { code: 'NOT_FOUND', message: 'The requested resource could not be found', status: 404 },
       ],
-      [
-        'ServiceUnavailableException',
-        new ServiceUnavailableException('draining'),
-        {
-          code: 'SERVICE_UNAVAILABLE',
-          message: 'The service is unavailable; retry later',
-          status: 503,
-        },
-      ],
+      ['ServiceUnavailableException', new ServiceUnavailableException('draining'), DB_UNAVAILABLE],
       [
         'HttpException 418',
         new HttpException("I'm a teapot", 418),
