@@ -4,14 +4,7 @@ import { Repository } from 'typeorm';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { isPrintableAscii } from '../common/printable-ascii.js';
 import { apiKeyPrefix, generateApiKey, hashApiKey, hashesEqual } from './api-key.js';
-
-/** Who made a request: attached to the request by the guard. Never carries the key. */
-export interface ApiKeyPrincipal {
-  id: number;
-  name: string;
-  /** The key's public identifier: unique across databases, so safe as a shared counter name. */
-  prefix: string;
-}
+import type { ApiKeyPrincipal } from './principal.js';
 
 export type ApiKeySummary = Pick<
   ApiKeyEntity,
@@ -20,9 +13,10 @@ export type ApiKeySummary = Pick<
 
 /**
  * How long a verified key is trusted without asking the database again. It bounds how late a
- * revocation takes effect on a running replica (api-decisions §2: within 5 s).
+ * revocation takes effect on a running replica, which must be within 5 seconds
+ * (docs/api-design.md, "API keys").
  */
-export const VERIFIED_KEY_TTL_MS = 2_000;
+const VERIFIED_KEY_TTL_MS = 2_000;
 const MAX_VERIFIED_KEYS = 10_000;
 const KEY_NAME_MAX_LENGTH = 100;
 

@@ -9,9 +9,8 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import type { ApiKeyPrincipal } from '../auth/api-keys.service.js';
-import { CurrentPrincipal } from '../auth/principal.js';
-import { ApiErrorResponses } from '../common/error.dto.js';
+import { type ApiKeyPrincipal, CurrentPrincipal } from '../auth/principal.js';
+import { ApiErrorResponses } from '../common/api-error-responses.js';
 import { PRINTABLE_ASCII_PATTERN } from '../common/printable-ascii.js';
 import { deprecationHeaders, RouteHeaders } from '../http/route-headers.js';
 import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
