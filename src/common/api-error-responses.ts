@@ -16,7 +16,6 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   UNAUTHORIZED: INVALID_API_KEY_MESSAGE,
   NOT_FOUND: 'No pet with id 42',
   METHOD_NOT_ALLOWED: 'Method DELETE is not allowed here; use GET, HEAD, POST',
-  IDEMPOTENCY_CONFLICT: 'A request with this Idempotency-Key is still in flight',
   PAYLOAD_TOO_LARGE: 'Request body exceeds 16384 bytes',
   UNSUPPORTED_MEDIA_TYPE: NOT_JSON_MESSAGE,
   IDEMPOTENCY_KEY_REUSED: 'This Idempotency-Key was already used with a different request body',

@@ -11,10 +11,6 @@ export const ERROR_CODES = {
     status: 405,
     meaning: 'The path exists but not with this method; see the Allow header.',
   },
-  IDEMPOTENCY_CONFLICT: {
-    status: 409,
-    meaning: 'A request with the same Idempotency-Key is still in flight.',
-  },
   PAYLOAD_TOO_LARGE: {
     status: 413,
     meaning: 'The request body exceeds the configured size limit.',
