@@ -1,4 +1,8 @@
-/** Stable, machine-readable error codes: the `code` of every Error body (api-decisions §5). */
+/**
+ * Stable, machine-readable error codes: the `code` of every Error body, with the status each is
+ * sent with (docs/api-design.md, "Errors"). The filter, the error mapping and the OpenAPI document
+ * all read this table.
+ */
 export const ERROR_CODES = {
   VALIDATION_FAILED: {
     status: 400,

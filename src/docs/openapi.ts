@@ -45,8 +45,8 @@ export function setupDocs(app: INestApplication, document: OpenAPIObject): void 
 }
 
 /**
- * A request body with a field the schema does not name is refused (api-decisions §4); the schema
- * says so, which @nestjs/swagger has no decorator for.
+ * A request body with a field the schema does not name is refused (docs/api-design.md,
+ * "Validation"); the schema says so, which @nestjs/swagger has no decorator for.
  */
 function withClosedRequestBodies(document: OpenAPIObject): OpenAPIObject {
   const schemas = document.components?.schemas ?? {};
@@ -59,7 +59,10 @@ function withClosedRequestBodies(document: OpenAPIObject): OpenAPIObject {
   };
 }
 
-/** Servers end in /v1 (seed §9), so paths in the document are relative to it: `/pets`, not `/v1/pets`. */
+/**
+ * Every server URL ends in /v1 (docs/api-design.md, "The OpenAPI document"), so paths in the
+ * document are relative to it: `/pets`, not `/v1/pets`.
+ */
 function withPathsRelativeToServers(document: OpenAPIObject): OpenAPIObject {
   const paths = Object.fromEntries(
     Object.entries(document.paths).map(([path, item]) => [

@@ -1,12 +1,12 @@
 import { MAX_ID, parseCanonicalDecimal } from './dto/field-rules.js';
 
 const PREFIX = 'after:';
-/** Longest cursor encodeCursor makes, with room to spare: anything longer is not one of ours. */
+/** encodeCursor makes at most 30 base64url characters; anything else is refused undecoded. */
 const BASE64URL_CURSOR = /^[A-Za-z0-9_-]{1,32}$/;
 
 /**
- * Keyset cursor: the id of the last pet on the previous page, wrapped so clients treat it as opaque.
- * Only the exact encoding this module produces is accepted.
+ * Keyset cursor: the id of the last pet on the previous page, wrapped so clients treat it as
+ * opaque. Only the exact encoding this module produces is accepted.
  */
 export function encodeCursor(lastId: number): string {
   return Buffer.from(`${PREFIX}${lastId}`).toString('base64url');

@@ -28,7 +28,10 @@ import { PetsService } from './pets.service.js';
 
 const PETS_PATH = '/v1/pets';
 
-/** getPet is deprecated in favour of listPets with the status filter (seed §4.3, §9.4). */
+/**
+ * getPet is deprecated in favour of listPets with the status filter, and says so on every response
+ * (docs/api-design.md, "Deprecation").
+ */
 const GET_PET_DEPRECATION = deprecationHeaders({
   since: new Date('2026-11-21T00:00:00Z'),
   sunset: new Date('2030-12-05T00:00:00Z'),

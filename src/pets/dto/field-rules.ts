@@ -44,8 +44,8 @@ export function decimalInteger({ value }: TransformFnParams): unknown {
 
 /**
  * A pet name (docs/api-design.md, "Validation"): 1-255 characters (code points), not only
- * whitespace, and storable exactly as sent on both engines (PostgreSQL text cannot hold U+0000, and an unpaired
- * surrogate is not Unicode text at all).
+ * whitespace, and storable exactly as sent on both engines (PostgreSQL text cannot hold U+0000,
+ * and an unpaired surrogate is not Unicode text at all).
  */
 export function isPetName(value: unknown): boolean {
   if (
