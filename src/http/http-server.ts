@@ -4,7 +4,7 @@ import { checkRequest } from './request-checks.js';
 import { registerBodyParsers } from './request-body.js';
 import { setResponseHeaders } from './response-headers.js';
 import type { RouteTable } from './route-table.js';
-import { answerWhatNodeWouldDrop } from './socket-answers.js';
+import { answerExpectationsAndConnect } from './socket-answers.js';
 
 /** Wires what every request goes through; must run before routes are registered. */
 export function configureHttpServer(fastify: FastifyInstance, routes: RouteTable): void {
@@ -16,5 +16,5 @@ export function configureHttpServer(fastify: FastifyInstance, routes: RouteTable
     done(null, payload);
   });
   closeConnectionsWhileClosing(fastify);
-  answerWhatNodeWouldDrop(fastify.server);
+  answerExpectationsAndConnect(fastify.server);
 }

@@ -10,7 +10,7 @@ import { hygieneHeaders } from './response-headers.js';
  * 100-continue is ignored (RFC 9110 §10.1.1 allows it), and a CONNECT is refused: this is not a
  * proxy.
  */
-export function answerWhatNodeWouldDrop(server: Server): void {
+export function answerExpectationsAndConnect(server: Server): void {
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
     server.emit('request', request, response),
   );
