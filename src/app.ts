@@ -5,7 +5,8 @@ import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { buildOpenApiDocument, setupDocs } from './docs/openapi.js';
-import { configureHttpServer, createHttpAdapter } from './http/http-adapter.js';
+import { createHttpAdapter } from './http/http-adapter.js';
+import { configureHttpServer } from './http/http-server.js';
 import { RouteTable } from './http/route-table.js';
 import { createLogger, NestPinoLogger } from './logging/logger.js';
 

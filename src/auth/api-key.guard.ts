@@ -2,7 +2,7 @@ import { ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
-import { ApiError, unauthorized } from '../common/api-error.js';
+import { ApiError, INVALID_API_KEY_MESSAGE, unauthorized } from '../common/api-error.js';
 import { API_KEY_STRATEGY } from './bearer.strategy.js';
 import { isPublicRoute } from './public.decorator.js';
 
@@ -32,5 +32,5 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
 function missingOrInvalidKey(request: FastifyRequest): ApiError {
   return request.headers.authorization === undefined
     ? unauthorized('Missing API key: send it as "Authorization: Bearer <API_KEY>"')
-    : unauthorized('Invalid API key');
+    : unauthorized(INVALID_API_KEY_MESSAGE);
 }

@@ -2,15 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { ApiKeyEntity } from './api-key.entity.js';
+import { isPrintableAscii } from '../common/printable-ascii.js';
 import { apiKeyPrefix, generateApiKey, hashApiKey, hashesEqual } from './api-key.js';
-
-/** Who made a request: attached to the request by the guard. Never carries the key. */
-export interface ApiKeyPrincipal {
-  id: number;
-  name: string;
-  /** The key's public identifier: unique across databases, so safe as a shared counter name. */
-  prefix: string;
-}
+import type { ApiKeyPrincipal } from './principal.js';
 
 export type ApiKeySummary = Pick<
   ApiKeyEntity,
@@ -19,11 +13,12 @@ export type ApiKeySummary = Pick<
 
 /**
  * How long a verified key is trusted without asking the database again. It bounds how late a
- * revocation takes effect on a running replica (api-decisions §2: within 5 s).
+ * revocation takes effect on a running replica, which must be within 5 seconds
+ * (docs/api-design.md, "API keys").
  */
-export const VERIFIED_KEY_TTL_MS = 2_000;
+const VERIFIED_KEY_TTL_MS = 2_000;
 const MAX_VERIFIED_KEYS = 10_000;
-const KEY_NAME = /^[\x20-\x7e]{1,100}$/;
+const KEY_NAME_MAX_LENGTH = 100;
 
 /** The API-key store: issuing, listing, revoking and verifying keys. */
 @Injectable()
@@ -35,8 +30,10 @@ export class ApiKeysService {
 
   /** Creates a key; the returned `key` is the only time it exists outside the client. */
   async create(name: string): Promise<{ key: string; summary: ApiKeySummary }> {
-    if (!KEY_NAME.test(name) || name.trim() === '') {
-      throw new RangeError('key name must be 1 to 100 printable ASCII characters');
+    if (!isPrintableAscii(name, KEY_NAME_MAX_LENGTH) || name.trim() === '') {
+      throw new RangeError(
+        `key name must be 1 to ${KEY_NAME_MAX_LENGTH} printable ASCII characters`,
+      );
     }
     const { key, prefix, hash } = generateApiKey();
     const saved = await this.keys.save(

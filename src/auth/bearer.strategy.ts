@@ -2,13 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import type { IncomingMessage } from 'node:http';
 import { Strategy as BearerStrategy, type VerifyFunction } from 'passport-http-bearer';
-import { ApiKeyPrincipal, ApiKeysService } from './api-keys.service.js';
+import { ApiKeysService } from './api-keys.service.js';
+import type { ApiKeyPrincipal } from './principal.js';
 
 export const API_KEY_STRATEGY = 'api-key';
 
 /**
  * passport-http-bearer also accepts `access_token` from the body and the query string; keys must
- * travel in the Authorization header only (api-decisions §2), so it is shown nothing else.
+ * travel in the Authorization header only (docs/api-design.md, "API keys"), so it is shown
+ * nothing else.
  */
 class AuthorizationHeaderBearerStrategy extends BearerStrategy<VerifyFunction> {
   override authenticate(request: IncomingMessage, options?: object): void {

@@ -1,6 +1,13 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import type { ApiKeyPrincipal } from './api-keys.service.js';
+
+/** Who made a request: attached to the request by the guard. Never carries the key. */
+export interface ApiKeyPrincipal {
+  id: number;
+  name: string;
+  /** The key's public identifier: unique across databases, so safe as a shared counter name. */
+  prefix: string;
+}
 
 /** The key owner Passport attached to the request; only routes behind the guard have one. */
 export function principalOf(request: FastifyRequest): ApiKeyPrincipal {

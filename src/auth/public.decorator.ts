@@ -1,7 +1,7 @@
 import { SetMetadata, type ExecutionContext } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
 
-export const IS_PUBLIC_KEY = 'isPublic';
+const IS_PUBLIC_KEY = 'isPublic';
 
 /** Opts a route out of the global guards (API key, rate limit). Only health checks use it. */
 export const Public = () => SetMetadata(IS_PUBLIC_KEY, true);

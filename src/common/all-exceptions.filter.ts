@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, NotFoundException } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppConfig } from '../config/app-config.js';
+import { DOCS_PATH } from '../docs/openapi.js';
 import { RouteTable } from '../http/route-table.js';
 import { ApiError } from './api-error.js';
 import { toApiError } from './error-mapping.js';
@@ -19,7 +20,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
-    const error = this.describe(exception, request);
+    const error = isRouteMiss(exception, request)
+      ? this.unmatchedRoute(request)
+      : toApiError(exception, this.config.bodyLimitBytes);
     if (error.getStatus() >= 500) request.log.error({ err: exception }, 'request failed');
     if (reply.sent) return;
     reply
@@ -29,25 +32,30 @@ export class AllExceptionsFilter implements ExceptionFilter {
       .send(error.body);
   }
 
-  private describe(exception: unknown, request: FastifyRequest): ApiError {
-    // Nest's router answers unknown routes with a NotFoundException of its own.
-    if (exception instanceof NotFoundException) {
-      return this.unmatchedRoute(request);
-    }
-    return toApiError(exception, this.config.bodyLimitBytes);
-  }
-
   private unmatchedRoute(request: FastifyRequest): ApiError {
     const allowed = this.routes.allowedMethods(request.url);
-    // A route for this very method answered 404 itself (a missing file under /docs).
+    // A route for this very method found nothing (a missing file under /docs, /docs/LICENSE).
     if (allowed.length === 0 || allowed.includes(request.method))
       return new ApiError('NOT_FOUND', 'No such route');
+    const methods = allowed.join(', ');
     return new ApiError(
       'METHOD_NOT_ALLOWED',
-      `Method ${request.method} is not allowed here; use ${allowed.join(', ')}`,
-      {
-        Allow: allowed.join(', '),
-      },
+      `Method ${request.method} is not allowed here; use ${methods}`,
+      { Allow: methods },
     );
   }
+}
+
+/**
+ * Whether this NotFoundException means "no such route" rather than "no such resource". Nest's
+ * not-found handler throws one for every request Fastify hands to its 404 handler, and Fastify says
+ * so with `request.is404`: no route matched, or a route passed the request on (@fastify/static
+ * under /docs found no such file). Swagger UI's own `/docs/LICENSE` route throws a bare one to hide
+ * that file. Any other NotFoundException comes from a handler of ours and keeps its message; any
+ * other error raised while a route miss is answered keeps its own answer (a body over the size
+ * limit is still a 413).
+ */
+function isRouteMiss(exception: unknown, request: FastifyRequest): boolean {
+  if (!(exception instanceof NotFoundException)) return false;
+  return request.is404 || (request.routeOptions.url?.startsWith(`/${DOCS_PATH}/`) ?? false);
 }

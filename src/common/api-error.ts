@@ -26,11 +26,26 @@ export class ApiError extends HttpException {
 
 export const WWW_AUTHENTICATE = 'Bearer realm="animal-store"';
 
+/** Messages more than one part of the service sends, each written once. */
+export const INVALID_API_KEY_MESSAGE = 'Invalid API key';
+export const NOT_JSON_MESSAGE = 'Content-Type must be application/json';
+export const DATABASE_UNAVAILABLE_MESSAGE = 'The database is unavailable; retry later';
+export const INTERNAL_ERROR_MESSAGE = 'Internal server error';
+
 export const validationFailed = (message: string): ApiError =>
   new ApiError('VALIDATION_FAILED', message);
 
-/** Every 401 carries the challenge (RFC 6750 via api-decisions §2). */
+/** Every 401 carries the Bearer challenge (RFC 6750 §3). */
 export const unauthorized = (message: string): ApiError =>
   new ApiError('UNAUTHORIZED', message, { 'WWW-Authenticate': WWW_AUTHENTICATE });
 
 export const notFound = (message: string): ApiError => new ApiError('NOT_FOUND', message);
+
+export const notJson = (): ApiError => new ApiError('UNSUPPORTED_MEDIA_TYPE', NOT_JSON_MESSAGE);
+
+/**
+ * The database is the only thing whose absence makes the service unavailable, so every 503 says
+ * so, and asks the client to retry soon: a reconnect usually takes about a second.
+ */
+export const databaseUnavailable = (): ApiError =>
+  new ApiError('SERVICE_UNAVAILABLE', DATABASE_UNAVAILABLE_MESSAGE, { 'Retry-After': '1' });

@@ -1,4 +1,8 @@
-/** Stable, machine-readable error codes: the `code` of every Error body (api-decisions §5). */
+/**
+ * Stable, machine-readable error codes: the `code` of every Error body, with the status each is
+ * sent with (docs/api-design.md, "Errors"). The filter, the error mapping and the OpenAPI document
+ * all read this table.
+ */
 export const ERROR_CODES = {
   VALIDATION_FAILED: {
     status: 400,
@@ -10,10 +14,6 @@ export const ERROR_CODES = {
   METHOD_NOT_ALLOWED: {
     status: 405,
     meaning: 'The path exists but not with this method; see the Allow header.',
-  },
-  IDEMPOTENCY_CONFLICT: {
-    status: 409,
-    meaning: 'A request with the same Idempotency-Key is still in flight.',
   },
   PAYLOAD_TOO_LARGE: {
     status: 413,

@@ -1,6 +1,14 @@
-import { HttpException } from '@nestjs/common';
+import { HttpException, NotFoundException } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../database/database-errors.js';
-import { ApiError, unauthorized } from './api-error.js';
+import {
+  ApiError,
+  databaseUnavailable,
+  INTERNAL_ERROR_MESSAGE,
+  INVALID_API_KEY_MESSAGE,
+  notFound,
+  notJson,
+  unauthorized,
+} from './api-error.js';
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode } from './error-codes.js';
 
 /** The first code of each status in ERROR_CODES is the one a bare status maps to. */
@@ -10,38 +18,37 @@ const CODE_FOR_STATUS = new Map<number, ErrorCode>(
 
 const FIXED_MESSAGES: Partial<Record<ErrorCode, string>> = {
   VALIDATION_FAILED: 'The request is malformed',
-  UNAUTHORIZED: 'Invalid API key',
   NOT_FOUND: 'The requested resource could not be found',
-  UNSUPPORTED_MEDIA_TYPE: 'Content-Type must be application/json',
-  SERVICE_UNAVAILABLE: 'The service is unavailable; retry later',
 };
 
 /**
- * Turns anything thrown while serving a request into the ApiError the client sees. Only our own
- * ApiErrors carry their message through; everything else gets a fixed message, so no framework,
+ * Turns anything thrown while serving a request into the ApiError the client sees. Our own
+ * ApiErrors, and the NotFoundExceptions our handlers throw (the router's own misses never get
+ * here), carry their message through; everything else gets a fixed message, so no framework,
  * driver or SQL text reaches the client.
  */
 export function toApiError(exception: unknown, bodyLimitBytes: number): ApiError {
   if (exception instanceof ApiError) return exception;
+  if (exception instanceof NotFoundException) return notFound(exception.message);
   const status = clientErrorStatus(exception);
   if (status !== undefined) return fromStatus(status, bodyLimitBytes);
   return isDatabaseUnavailable(exception)
-    ? new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', {
-        'Retry-After': '1',
-      })
-    : new ApiError('INTERNAL_ERROR', 'Internal server error');
+    ? databaseUnavailable()
+    : new ApiError('INTERNAL_ERROR', INTERNAL_ERROR_MESSAGE);
 }
 
-/** The §5 error for a bare HTTP status; a 4xx we have no code for is a plain 400. */
+/** The error for a bare HTTP status; a 4xx we have no code for is a plain 400. */
 function fromStatus(status: number, bodyLimitBytes: number): ApiError {
   const code = CODE_FOR_STATUS.get(status) ?? 'VALIDATION_FAILED';
   switch (code) {
     case 'UNAUTHORIZED':
-      return unauthorized(FIXED_MESSAGES.UNAUTHORIZED!);
+      return unauthorized(INVALID_API_KEY_MESSAGE);
     case 'PAYLOAD_TOO_LARGE':
       return new ApiError(code, `Request body exceeds ${bodyLimitBytes} bytes`);
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return notJson();
     case 'SERVICE_UNAVAILABLE':
-      return new ApiError(code, FIXED_MESSAGES.SERVICE_UNAVAILABLE!, { 'Retry-After': '1' });
+      return databaseUnavailable();
     default:
       return new ApiError(code, FIXED_MESSAGES[code] ?? ERROR_CODES[code].meaning);
   }

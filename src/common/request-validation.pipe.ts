@@ -40,7 +40,8 @@ export class RequestValidationPipe implements PipeTransform {
   transform(value: unknown, { type, metatype }: ArgumentMetadata): unknown {
     if (value instanceof RejectedBody) throw value.error;
     const where = WHERE[type];
-    // A single primitive (a path segment) is left as it came: no implicit coercion; its own pipe parses it.
+    // A single primitive (a path segment) is left as it came, with no implicit coercion: its own
+    // pipe parses it.
     if (!where || !metatype || NOT_A_DTO.has(metatype)) return value;
     assertPlainObject(value, where);
     const dropped = Object.keys(value).filter(isDroppedKey);
@@ -68,7 +69,7 @@ function validated(metatype: Type, plain: Record<string, unknown>): object {
 /**
  * Keys this pipe names itself: class-transformer skips those that exist on Object.prototype
  * (toString, __proto__, constructor...), so the whitelist never sees them; `prototype` is named
- * with them, as it always was. None of them is a field of ours.
+ * with them, so all such keys get one answer. None of them is a field of ours.
  */
 function isDroppedKey(key: string): boolean {
   return key in Object.prototype || key === 'prototype';

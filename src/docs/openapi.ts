@@ -5,6 +5,9 @@ import type { AppConfig } from '../config/app-config.js';
 
 const API_VERSION_PATH = '/v1';
 
+/** Where Swagger UI is served; the document is at `/<DOCS_PATH>-json`. */
+export const DOCS_PATH = 'docs';
+
 /** The OpenAPI document, generated from the controllers and DTOs. */
 export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
   const options = new DocumentBuilder()
@@ -33,8 +36,8 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
 
 /** Serves Swagger UI at /docs and the document at /docs-json; both public. */
 export function setupDocs(app: INestApplication, document: OpenAPIObject): void {
-  SwaggerModule.setup('docs', app, document, {
-    jsonDocumentUrl: 'docs-json',
+  SwaggerModule.setup(DOCS_PATH, app, document, {
+    jsonDocumentUrl: `${DOCS_PATH}-json`,
     raw: ['json'],
     customSiteTitle: 'Animal Store API',
     swaggerOptions: { persistAuthorization: true },
@@ -42,8 +45,8 @@ export function setupDocs(app: INestApplication, document: OpenAPIObject): void 
 }
 
 /**
- * A request body with a field the schema does not name is refused (api-decisions §4); the schema
- * says so, which @nestjs/swagger has no decorator for.
+ * A request body with a field the schema does not name is refused (docs/api-design.md,
+ * "Validation"); the schema says so, which @nestjs/swagger has no decorator for.
  */
 function withClosedRequestBodies(document: OpenAPIObject): OpenAPIObject {
   const schemas = document.components?.schemas ?? {};
@@ -56,7 +59,10 @@ function withClosedRequestBodies(document: OpenAPIObject): OpenAPIObject {
   };
 }
 
-/** Servers end in /v1 (seed §9), so paths in the document are relative to it: `/pets`, not `/v1/pets`. */
+/**
+ * Every server URL ends in /v1 (docs/api-design.md, "The OpenAPI document"), so paths in the
+ * document are relative to it: `/pets`, not `/v1/pets`.
+ */
 function withPathsRelativeToServers(document: OpenAPIObject): OpenAPIObject {
   const paths = Object.fromEntries(
     Object.entries(document.paths).map(([path, item]) => [

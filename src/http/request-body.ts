@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isUtf8 } from 'node:buffer';
-import { ApiError } from '../common/api-error.js';
+import { ApiError, notJson } from '../common/api-error.js';
 
 /** Bodies are flat objects; deeper nesting is refused before anything recurses into it. */
 export const MAX_JSON_DEPTH = 32;
@@ -8,7 +8,8 @@ export const MAX_JSON_DEPTH = 32;
 /**
  * A body the parser could not accept. Fastify parses bodies before Nest's guard runs, so the error
  * is carried to the validation pipe instead of thrown: a client without a valid key gets 401 for a
- * bad body, never a 400 or 415 (api-decisions §2: authentication runs before validation).
+ * bad body, never a 400 or 415: authentication runs before validation (docs/api-design.md,
+ * "API keys").
  */
 export class RejectedBody {
   constructor(readonly error: ApiError) {}
@@ -19,12 +20,7 @@ export function registerBodyParsers(fastify: FastifyInstance): void {
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJsonBody);
   fastify.addContentTypeParser('*', (_request, _payload, done) => {
-    done(
-      null,
-      new RejectedBody(
-        new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json'),
-      ),
-    );
+    done(null, new RejectedBody(notJson()));
   });
 }
 

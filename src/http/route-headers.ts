@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 
 /**
  * Headers a route sends on every response, errors from the guard and pipes included, which an
- * interceptor could not do. Applied by the `onSend` hook in `http-adapter.ts`.
+ * interceptor could not do. Applied by `setResponseHeaders` (response-headers.ts).
  */
 export const RouteHeaders = (headers: Record<string, string>) =>
   RouteConfig({ responseHeaders: headers });

@@ -5,7 +5,8 @@ import type { LogLevel } from '../config/app-config.js';
 /**
  * One JSON logger for the whole process: Fastify's request logs and Nest's own messages.
  * Nothing logs request headers or keys (the request log picks its fields), so there is no
- * `redact` option: it ran on every request and caused about 6 % of all allocation under load.
+ * `redact` option: it would run for every request's child logger, about 6 % of all allocation
+ * under load.
  * Writes are asynchronous, so a request never waits for stdout; pino flushes on exit.
  */
 export function createLogger(level: LogLevel): Logger {

@@ -1,8 +1,8 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 
 /**
- * One JSON line per request, written when it completes (api-decisions §8): method, route pattern,
- * status, duration and request id. Never headers, so never the Authorization header.
+ * One JSON line per request, written when it completes (docs/api-design.md, "Operations"): method,
+ * route pattern, status, duration and request id. Never headers, so never the Authorization header.
  */
 export class RequestLogController extends LogController {
   constructor() {

@@ -1,14 +1,22 @@
+import { MAX_ID, parseCanonicalDecimal } from './dto/field-rules.js';
+
+const PREFIX = 'after:';
+/** encodeCursor makes at most 30 base64url characters; anything else is refused undecoded. */
+const BASE64URL_CURSOR = /^[A-Za-z0-9_-]{1,32}$/;
+
 /**
- * Keyset cursor: the id of the last pet on the previous page, wrapped so clients treat it as opaque.
- * Only the exact encoding this module produces is accepted.
+ * Keyset cursor: the id of the last pet on the previous page, wrapped so clients treat it as
+ * opaque. Only the exact encoding this module produces is accepted.
  */
 export function encodeCursor(lastId: number): string {
-  return Buffer.from(`after:${lastId}`).toString('base64url');
+  return Buffer.from(`${PREFIX}${lastId}`).toString('base64url');
 }
 
 export function decodeCursor(cursor: string): number | undefined {
-  if (!/^[A-Za-z0-9_-]{1,32}$/.test(cursor)) return undefined;
-  const match = /^after:([1-9]\d{0,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
-  const lastId = match ? Number(match[1]) : NaN;
-  return Number.isSafeInteger(lastId) && encodeCursor(lastId) === cursor ? lastId : undefined;
+  if (!BASE64URL_CURSOR.test(cursor)) return undefined;
+  const text = Buffer.from(cursor, 'base64url').toString('latin1');
+  if (!text.startsWith(PREFIX)) return undefined;
+  const lastId = parseCanonicalDecimal(text.slice(PREFIX.length));
+  if (lastId === undefined || lastId > MAX_ID) return undefined;
+  return encodeCursor(lastId) === cursor ? lastId : undefined;
 }

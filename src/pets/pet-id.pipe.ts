@@ -1,8 +1,6 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
 import { validationFailed } from '../common/api-error.js';
-import { MAX_ID } from './dto/field-rules.js';
-
-const CANONICAL_DECIMAL = /^[1-9]\d{0,15}$/;
+import { MAX_ID, parseCanonicalDecimal } from './dto/field-rules.js';
 
 /**
  * The `petId` path segment as a number: a canonical decimal integer from 1 to MAX_ID, nothing else
@@ -12,8 +10,8 @@ const CANONICAL_DECIMAL = /^[1-9]\d{0,15}$/;
 @Injectable()
 export class ParsePetIdPipe implements PipeTransform<string, number> {
   transform(value: string): number {
-    const id = CANONICAL_DECIMAL.test(value) ? Number(value) : NaN;
-    if (id <= MAX_ID) return id;
+    const id = parseCanonicalDecimal(value);
+    if (id !== undefined && id <= MAX_ID) return id;
     throw validationFailed(`petId must be a decimal integer from 1 to ${MAX_ID}`);
   }
 }

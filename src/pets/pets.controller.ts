@@ -9,22 +9,29 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import type { ApiKeyPrincipal } from '../auth/api-keys.service.js';
-import { CurrentPrincipal } from '../auth/principal.js';
-import { ApiErrorResponses } from '../common/error.dto.js';
+import { type ApiKeyPrincipal, CurrentPrincipal } from '../auth/principal.js';
+import { ApiErrorResponses } from '../common/api-error-responses.js';
+import { PRINTABLE_ASCII_PATTERN } from '../common/printable-ascii.js';
 import { deprecationHeaders, RouteHeaders } from '../http/route-headers.js';
 import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
 import { MAX_ID } from './dto/field-rules.js';
-import { IDEMPOTENCY_KEY_HEADER, IdempotencyKey } from './idempotency-key.js';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  IdempotencyKey,
+} from './idempotency-key.js';
 import { ParsePetIdPipe } from './pet-id.pipe.js';
 import { PetsService } from './pets.service.js';
 
 const PETS_PATH = '/v1/pets';
 
-/** getPet is deprecated in favour of listPets with the status filter (seed §4.3, §9.4). */
+/**
+ * getPet is deprecated in favour of listPets with the status filter, and says so on every response
+ * (docs/api-design.md, "Deprecation").
+ */
 const GET_PET_DEPRECATION = deprecationHeaders({
   since: new Date('2026-11-21T00:00:00Z'),
   sunset: new Date('2030-12-05T00:00:00Z'),
@@ -98,7 +105,12 @@ export class PetsController {
       '`5f0c6e1e-8d7b-4a7e-9d0a-3b1f2c4d5e6f`.',
     // No example value: Swagger UI would pre-fill it, and every reader's "Try it out" would then
     // share one key and get the first reader's pet back.
-    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+    schema: {
+      type: 'string',
+      minLength: 1,
+      maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+      pattern: PRINTABLE_ASCII_PATTERN,
+    },
   })
   @ApiCreatedResponse({
     description: 'The animal as stored, with its assigned id.',

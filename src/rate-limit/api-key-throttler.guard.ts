@@ -10,8 +10,9 @@ import { isPublicRoute } from '../auth/public.decorator.js';
 import { ApiError } from '../common/api-error.js';
 
 /**
- * One budget per API key across all operations (api-decisions §9). Runs after the API-key guard,
- * so every request it counts is authenticated; public routes (docs, health) are not limited.
+ * One budget per API key across all operations (docs/api-design.md, "Rate limits"). Runs after
+ * the API-key guard, so every request it counts is authenticated; public routes (docs, health) are
+ * not limited.
  */
 @Injectable()
 export class ApiKeyThrottlerGuard extends ThrottlerGuard {

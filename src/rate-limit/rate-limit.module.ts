@@ -8,8 +8,8 @@ import { RedisRateLimitStorage } from './redis-rate-limit.storage.js';
 const WINDOW_MS = 60_000;
 
 /**
- * Per-key rate limits (api-decisions §9). Counters live in Redis when REDIS_URL is set, so every
- * replica draws on one budget; otherwise in this process's memory.
+ * Per-key rate limits (docs/api-design.md, "Rate limits"). Counters live in Redis when REDIS_URL
+ * is set, so every replica draws on one budget; otherwise in this process's memory.
  */
 @Module({})
 export class RateLimitModule {

@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, type HeadersObject } from '@nestjs/swagger';
-import { errorContent } from '../common/error.dto.js';
+import { errorContent } from '../common/api-error-responses.js';
 import { ERROR_CODES } from '../common/error-codes.js';
 
 const integer = { type: 'integer', minimum: 0 } as const;

@@ -17,6 +17,7 @@ describe.each(ENGINES)('HTTP behaviour [%s]', (engine) => {
       '/',
       '/v1/pets/',
       '/docs/no-such-file.js',
+      '/docs/LICENSE',
     ])('answers 404 for %s', async (url) => {
       const response = await t.request('GET', url);
 
@@ -40,6 +41,17 @@ describe.each(ENGINES)('HTTP behaviour [%s]', (engine) => {
         code: 'METHOD_NOT_ALLOWED',
         message: `Method ${method} is not allowed here; use ${allow}`,
         status: 405,
+      });
+    });
+
+    it('keeps the 413 of a body over the limit sent to an unknown route', async () => {
+      const response = await t.request('POST', '/v1/nothing', { body: 'x'.repeat(20_000) });
+
+      expect(response.statusCode).toBe(413);
+      expect(response.json()).toEqual({
+        code: 'PAYLOAD_TOO_LARGE',
+        message: 'Request body exceeds 16384 bytes',
+        status: 413,
       });
     });
   });
@@ -143,7 +155,7 @@ describe.each(ENGINES)('health with the database gone [%s]', (engine) => {
       expect(ready.statusCode).toBe(503);
       expect(ready.json()).toEqual({
         code: 'SERVICE_UNAVAILABLE',
-        message: 'The service is unavailable; retry later',
+        message: 'The database is unavailable; retry later',
         status: 503,
       });
       expect((await t.request('GET', '/health/live', { key: null })).statusCode).toBe(200);

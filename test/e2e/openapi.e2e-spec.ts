@@ -222,7 +222,6 @@ describe('OpenAPI document', () => {
       'UNAUTHORIZED',
       'NOT_FOUND',
       'METHOD_NOT_ALLOWED',
-      'IDEMPOTENCY_CONFLICT',
       'PAYLOAD_TOO_LARGE',
       'UNSUPPORTED_MEDIA_TYPE',
       'IDEMPOTENCY_KEY_REUSED',

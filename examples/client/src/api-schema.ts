@@ -106,7 +106,6 @@ export interface components {
      *     - `UNAUTHORIZED` (401): The API key is missing, malformed, unknown or revoked.
      *     - `NOT_FOUND` (404): No pet with that id, or no such route.
      *     - `METHOD_NOT_ALLOWED` (405): The path exists but not with this method; see the Allow header.
-     *     - `IDEMPOTENCY_CONFLICT` (409): A request with the same Idempotency-Key is still in flight.
      *     - `PAYLOAD_TOO_LARGE` (413): The request body exceeds the configured size limit.
      *     - `UNSUPPORTED_MEDIA_TYPE` (415): The request body is not application/json.
      *     - `IDEMPOTENCY_KEY_REUSED` (422): The Idempotency-Key was already used with a different body.
@@ -121,7 +120,6 @@ export interface components {
       | 'UNAUTHORIZED'
       | 'NOT_FOUND'
       | 'METHOD_NOT_ALLOWED'
-      | 'IDEMPOTENCY_CONFLICT'
       | 'PAYLOAD_TOO_LARGE'
       | 'UNSUPPORTED_MEDIA_TYPE'
       | 'IDEMPOTENCY_KEY_REUSED'
@@ -137,7 +135,6 @@ export interface components {
        *     - `UNAUTHORIZED` (401): The API key is missing, malformed, unknown or revoked.
        *     - `NOT_FOUND` (404): No pet with that id, or no such route.
        *     - `METHOD_NOT_ALLOWED` (405): The path exists but not with this method; see the Allow header.
-       *     - `IDEMPOTENCY_CONFLICT` (409): A request with the same Idempotency-Key is still in flight.
        *     - `PAYLOAD_TOO_LARGE` (413): The request body exceeds the configured size limit.
        *     - `UNSUPPORTED_MEDIA_TYPE` (415): The request body is not application/json.
        *     - `IDEMPOTENCY_KEY_REUSED` (422): The Idempotency-Key was already used with a different body.

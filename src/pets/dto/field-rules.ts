@@ -23,18 +23,29 @@ export function expecting(
 }
 
 /**
- * Query and path values arrive as strings: a canonical decimal integer becomes a number, anything
- * else (sign, fraction, leading zero, repeated parameter) stays as it came, for the validators to reject.
+ * A positive integer as written in a URL (an id, a page size, the id in a cursor): decimal digits
+ * with no sign, fraction, exponent or leading zero, and no more digits than MAX_ID has.
  */
-export function decimalInteger({ value }: TransformFnParams): unknown {
-  if (typeof value !== 'string' || !/^(0|[1-9]\d{0,15})$/.test(value)) return value;
-  return Number(value);
+const CANONICAL_DECIMAL = /^[1-9]\d{0,15}$/;
+
+/** The number a canonical decimal stands for; undefined for any other text. */
+export function parseCanonicalDecimal(text: string): number | undefined {
+  return CANONICAL_DECIMAL.test(text) ? Number(text) : undefined;
 }
 
 /**
- * A pet name as api-decisions §4 defines it: 1-255 characters (code points), not only whitespace,
- * and storable exactly as sent on both engines (PostgreSQL text cannot hold U+0000, and an unpaired
- * surrogate is not Unicode text at all).
+ * Query values arrive as strings: a canonical decimal becomes a number, anything else (zero, sign,
+ * fraction, leading zero, repeated parameter) stays as it came, for the validators to reject.
+ */
+export function decimalInteger({ value }: TransformFnParams): unknown {
+  if (typeof value !== 'string') return value;
+  return parseCanonicalDecimal(value) ?? value;
+}
+
+/**
+ * A pet name (docs/api-design.md, "Validation"): 1-255 characters (code points), not only
+ * whitespace, and storable exactly as sent on both engines (PostgreSQL text cannot hold U+0000,
+ * and an unpaired surrogate is not Unicode text at all).
  */
 export function isPetName(value: unknown): boolean {
   if (

@@ -2,7 +2,7 @@ import type { ApiPropertyOptions } from '@nestjs/swagger';
 import { PET_STATUSES } from '../pet-status.js';
 import { MAX_ID } from './field-rules.js';
 
-/** Documentation of the fields NewPet and Pet share (seed §2.2–2.3), written once. */
+/** Documentation of the fields NewPet and Pet share, written once. */
 export const NAME_PROPERTY: ApiPropertyOptions = {
   description:
     "The animal's name: 1 to 255 characters (Unicode code points), not only whitespace, without U+0000.",

@@ -65,19 +65,11 @@ describe('toApiError', () => {
         UNSUPPORTED,
       ],
       [
-        'NotFoundException',
-        new NotFoundException('Cannot GET /x'),
+        'HttpException 404',
+        new HttpException('Cannot GET /x', 404),
         { code: 'NOT_FOUND', message: 'The requested resource could not be found', status: 404 },
       ],
-      [
-        'ServiceUnavailableException',
-        new ServiceUnavailableException('draining'),
-        {
-          code: 'SERVICE_UNAVAILABLE',
-          message: 'The service is unavailable; retry later',
-          status: 503,
-        },
-      ],
+      ['ServiceUnavailableException', new ServiceUnavailableException('draining'), DB_UNAVAILABLE],
       [
         'HttpException 418',
         new HttpException("I'm a teapot", 418),
@@ -110,6 +102,14 @@ describe('toApiError', () => {
       const error = toApiError(exception, LIMIT);
       expect(error.body).toEqual(body);
       expect(error.getStatus()).toBe(body.status);
+    });
+
+    it("keeps the message of a NotFoundException: the router's own misses never get here", () => {
+      expect(toApiError(new NotFoundException('No owner for pet 7'), LIMIT).body).toEqual({
+        code: 'NOT_FOUND',
+        message: 'No owner for pet 7',
+        status: 404,
+      });
     });
 
     it('gives a 401 from anywhere the WWW-Authenticate challenge', () => {

@@ -1,7 +1,12 @@
 import type { TransformFnParams } from 'class-transformer';
 import type { ValidationArguments } from 'class-validator';
 import { describe, expect, it } from 'vitest';
-import { decimalInteger, expecting, isPetName } from '../../../src/pets/dto/field-rules.js';
+import {
+  decimalInteger,
+  expecting,
+  isPetName,
+  parseCanonicalDecimal,
+} from '../../../src/pets/dto/field-rules.js';
 
 describe('isPetName', () => {
   it.each([
@@ -36,18 +41,35 @@ describe('isPetName', () => {
   );
 });
 
+describe('parseCanonicalDecimal', () => {
+  it.each([
+    ['1', 1],
+    ['42', 42],
+    ['9007199254740991', 9007199254740991],
+  ])('reads %j as %d', (text, expected) => {
+    expect(parseCanonicalDecimal(text)).toBe(expected);
+  });
+
+  it.each(['0', '007', '+1', '-1', '1.0', '1e3', ' 1', '1 ', '0x10', '', '١', '12345678901234567'])(
+    'refuses %j',
+    (text) => {
+      expect(parseCanonicalDecimal(text)).toBeUndefined();
+    },
+  );
+});
+
 describe('decimalInteger', () => {
   const transform = (value: unknown) => decimalInteger({ value } as TransformFnParams);
 
   it.each([
     ['5', 5],
-    ['0', 0],
     ['1234567890123456', 1234567890123456],
   ])('turns the canonical decimal %j into the number %d', (value, expected) => {
     expect(transform(value)).toBe(expected);
   });
 
   it.each([
+    '0',
     '007',
     '+1',
     '1.5',

@@ -1,0 +1,60 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import {
+  DATABASE_UNAVAILABLE_MESSAGE,
+  INTERNAL_ERROR_MESSAGE,
+  INVALID_API_KEY_MESSAGE,
+  NOT_JSON_MESSAGE,
+} from './api-error.js';
+import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode } from './error-codes.js';
+import { ErrorDto } from './error.dto.js';
+
+/** A typical message per code, so each documented error shows a body it really has. */
+const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
+  VALIDATION_FAILED: 'categoryId must be a JSON integer from 1 to 9007199254740991',
+  MALFORMED_JSON: 'Request body is not valid JSON',
+  UNAUTHORIZED: INVALID_API_KEY_MESSAGE,
+  NOT_FOUND: 'No pet with id 42',
+  METHOD_NOT_ALLOWED: 'Method DELETE is not allowed here; use GET, HEAD, POST',
+  PAYLOAD_TOO_LARGE: 'Request body exceeds 16384 bytes',
+  UNSUPPORTED_MEDIA_TYPE: NOT_JSON_MESSAGE,
+  IDEMPOTENCY_KEY_REUSED: 'This Idempotency-Key was already used with a different request body',
+  RATE_LIMITED: 'Rate limit of 600 requests per minute exceeded; retry in 42 s',
+  INTERNAL_ERROR: INTERNAL_ERROR_MESSAGE,
+  SERVICE_UNAVAILABLE: DATABASE_UNAVAILABLE_MESSAGE,
+};
+
+/** The codes a status can carry, in the order of ERROR_CODES. */
+function codesOf(status: number): ErrorCode[] {
+  return ERROR_CODE_NAMES.filter((code) => ERROR_CODES[code].status === status);
+}
+
+/** What a status means in this API: its codes from ERROR_CODES, so the docs cannot drift from them. */
+function describeStatus(status: number): string {
+  return codesOf(status)
+    .map((code) => `\`${code}\`: ${ERROR_CODES[code].meaning}`)
+    .join(' ');
+}
+
+/** The Error body of a status, with one example per code that status can carry. */
+export function errorContent(status: number) {
+  const examples = Object.fromEntries(
+    codesOf(status).map((code) => [
+      code,
+      {
+        summary: ERROR_CODES[code].meaning,
+        value: { code, message: EXAMPLE_MESSAGES[code], status },
+      },
+    ]),
+  );
+  return { 'application/json': { schema: { $ref: getSchemaPath(ErrorDto) }, examples } };
+}
+
+/** Documents error responses, all with the Error body. */
+export function ApiErrorResponses(...statuses: number[]) {
+  return applyDecorators(
+    ...statuses.map((status) =>
+      ApiResponse({ status, description: describeStatus(status), content: errorContent(status) }),
+    ),
+  );
+}

@@ -1,0 +1,20 @@
+import type { FastifyInstance } from 'fastify';
+import { closeConnectionsWhileClosing } from './graceful-close.js';
+import { checkRequest } from './request-checks.js';
+import { registerBodyParsers } from './request-body.js';
+import { setResponseHeaders } from './response-headers.js';
+import type { RouteTable } from './route-table.js';
+import { answerExpectationsAndConnect } from './socket-answers.js';
+
+/** Wires what every request goes through; must run before routes are registered. */
+export function configureHttpServer(fastify: FastifyInstance, routes: RouteTable): void {
+  fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
+  registerBodyParsers(fastify);
+  fastify.addHook('onRequest', checkRequest);
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    setResponseHeaders(request, reply);
+    done(null, payload);
+  });
+  closeConnectionsWhileClosing(fastify);
+  answerExpectationsAndConnect(fastify.server);
+}

@@ -1,0 +1,35 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../common/api-error.js';
+
+/**
+ * What the HTTP layer refuses or repairs before any route sees a request (an `onRequest` hook).
+ * HTTP/1.1 requires exactly one Host header, and no request may carry two (RFC 9112 §3.2). A
+ * Content-Type that is not a media type at all counts as none, so the request still meets the key
+ * check first, then our parsers (Fastify would refuse it with a 415 before anything else, even on
+ * an unknown route).
+ */
+export function checkRequest(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  if (!hasOneHostHeader(request)) {
+    const error = new ApiError('VALIDATION_FAILED', 'A request must have exactly one Host header');
+    void reply.status(400).header('connection', 'close').type('application/json').send(error.body);
+    return;
+  }
+  if (request.headers['content-type'] !== undefined && request.mediaType === undefined)
+    delete request.headers['content-type'];
+  done();
+}
+
+/** HTTP/1.0 may omit Host; no version may repeat it. */
+function hasOneHostHeader(request: FastifyRequest): boolean {
+  const hosts = countHostHeaders(request.raw.rawHeaders);
+  return hosts === 1 || (hosts === 0 && request.raw.httpVersion !== '1.1');
+}
+
+const HOST = /^host$/i;
+
+/** Runs on every request: a case-insensitive test per header name, no lower-cased copies. */
+function countHostHeaders(rawHeaders: string[]): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (HOST.test(rawHeaders[i])) count++;
+  return count;
+}

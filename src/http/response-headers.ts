@@ -1,0 +1,26 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { routeHeaders } from './route-headers.js';
+
+/**
+ * Headers every response carries, whatever produced it (docs/api-design.md, "Response headers"):
+ * no caching, no content sniffing, and the request id. A constant object, because the headers are
+ * set on every response.
+ */
+const FIXED_HYGIENE_HEADERS = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+} as const;
+
+const REQUEST_ID_HEADER = 'x-request-id';
+
+/** The hygiene headers as an object, for an answer written straight to a socket. */
+export function hygieneHeaders(requestId: string): Record<string, string> {
+  return { ...FIXED_HYGIENE_HEADERS, [REQUEST_ID_HEADER]: requestId };
+}
+
+/** Sets the hygiene headers, then those the request's route declares, if it matched one. */
+export function setResponseHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  reply.headers(FIXED_HYGIENE_HEADERS).header(REQUEST_ID_HEADER, request.id);
+  const fromRoute = routeHeaders(request);
+  if (fromRoute) reply.headers(fromRoute);
+}
