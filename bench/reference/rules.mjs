@@ -30,10 +30,6 @@ export const ERROR_CODES = {
     status: 405,
     meaning: 'The path exists but not with this method; see the Allow header.',
   },
-  IDEMPOTENCY_CONFLICT: {
-    status: 409,
-    meaning: 'A request with the same Idempotency-Key is still in flight.',
-  },
   PAYLOAD_TOO_LARGE: {
     status: 413,
     meaning: 'The request body exceeds the configured size limit.',
@@ -182,9 +178,9 @@ function join(message, more) {
 // ---------------------------------------------------------------------------------------------
 // Query of listPets and path of getPet
 
-/** field-rules.ts decimalInteger: a canonical decimal becomes a number, anything else stays as it came. */
+/** field-rules.ts decimalInteger: a canonical decimal from 1 becomes a number, anything else stays as it came. */
 function decimalInteger(value) {
-  return typeof value === 'string' && /^(0|[1-9]\d{0,15})$/.test(value) ? Number(value) : value;
+  return typeof value === 'string' && /^[1-9]\d{0,15}$/.test(value) ? Number(value) : value;
 }
 
 /**

@@ -59,7 +59,7 @@ const DEPRECATION = {
   link: `<${PETS_PATH}>; rel="successor-version"`,
 };
 
-/** An incoming X-Request-Id is echoed only when it is short and plain (http-adapter.ts). */
+/** An incoming X-Request-Id is echoed only when it is short and plain (src/http/request-id.ts). */
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 // Error bodies that never vary, serialised once.
@@ -72,7 +72,7 @@ const NO_SUCH_ROUTE = errorBody('NOT_FOUND', 'No such route');
 const MALFORMED_URL = errorBody('VALIDATION_FAILED', 'The request URL is malformed');
 const BAD_PET_ID = errorBody('VALIDATION_FAILED', PET_ID_ERROR);
 const INTERNAL_ERROR = errorBody('INTERNAL_ERROR', 'Internal server error');
-const UNAVAILABLE = errorBody('SERVICE_UNAVAILABLE', 'The service is unavailable; retry later');
+const UNAVAILABLE = errorBody('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later');
 const DATABASE_UNAVAILABLE = errorBody(
   'SERVICE_UNAVAILABLE',
   'The database is unavailable; retry later',
@@ -254,7 +254,7 @@ app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, bo
 app.addContentTypeParser('*', (_request, _payload, done) => done(null, UNSUPPORTED_MEDIA_TYPE));
 
 // ---------------------------------------------------------------------------------------------
-// What the HTTP layer refuses or repairs before routes (http-adapter.ts checkRequest)
+// What the HTTP layer refuses or repairs before routes (src/http/request-checks.ts checkRequest)
 
 /**
  * HTTP/1.1 needs exactly one Host header, and no request may carry two; a Content-Type that is not a media type counts as none
@@ -353,20 +353,16 @@ app.get(`${PETS_PATH}/:petId`, (request, reply) => {
 
 // Public probes, as the service's health controller (only the readiness contract matters here).
 app.get('/health/live', (request, reply) => send(request, reply, 200, '{"status":"ok"}'));
+const READY =
+  '{"status":"ok","info":{"database":{"status":"up"}},"error":{},"details":{"database":{"status":"up"}}}';
 app.get('/health/ready', (request, reply) => {
-  const startedAt = Date.now();
   try {
     store.ping();
   } catch {
     reply.header('retry-after', '1');
     return send(request, reply, 503, UNAVAILABLE);
   }
-  return send(
-    request,
-    reply,
-    200,
-    `{"status":"ok","database":{"status":"up","responseTimeMs":${Date.now() - startedAt}}}`,
-  );
+  return send(request, reply, 200, READY);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -441,7 +437,7 @@ app.setErrorHandler((error, request, reply) => {
 
 /**
  * Bytes Node's HTTP parser rejects never become a request; they still get the Error body
- * (http-adapter.ts answerUnparsableRequest). A client that stopped sending is just disconnected.
+ * (src/http/socket-answers.ts answerUnparsableRequest). A client that stopped sending is just disconnected.
  */
 function answerUnparsableRequest(error, socket) {
   if (

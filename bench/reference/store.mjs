@@ -3,7 +3,7 @@
 import Database from 'better-sqlite3';
 import { createHash, timingSafeEqual } from 'node:crypto';
 
-/** How long a verified key is trusted without asking the database again (api-keys.service.ts). */
+/** How long a verified key is trusted without asking the database again (VERIFIED_KEY_TTL_MS in src/auth/api-keys.service.ts). */
 const VERIFIED_KEY_TTL_MS = 2_000;
 const MAX_VERIFIED_KEYS = 10_000;
 

@@ -33,7 +33,7 @@ const MIGRATION_COUNT = (dataSourceOptions({ type: 'sqlite', path: ':memory:' })
 
 const SERVICE_NOT_READY = {
   code: 'SERVICE_UNAVAILABLE',
-  message: 'The service is unavailable; retry later',
+  message: 'The database is unavailable; retry later',
   status: 503,
 };
 
