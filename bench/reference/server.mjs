@@ -353,16 +353,17 @@ app.get(`${PETS_PATH}/:petId`, (request, reply) => {
 
 // Public probes, as the service's health controller (only the readiness contract matters here).
 app.get('/health/live', (request, reply) => send(request, reply, 200, '{"status":"ok"}'));
-const READY =
-  '{"status":"ok","info":{"database":{"status":"up"}},"error":{},"details":{"database":{"status":"up"}}}';
 app.get('/health/ready', (request, reply) => {
+  const startedAt = Date.now();
   try {
     store.ping();
   } catch {
     reply.header('retry-after', '1');
     return send(request, reply, 503, UNAVAILABLE);
   }
-  return send(request, reply, 200, READY);
+  const database = `{"status":"up","responseTime":${Date.now() - startedAt}}`;
+  const body = `{"status":"ok","info":{"database":${database}},"error":{},"details":{"database":${database}}}`;
+  return send(request, reply, 200, body);
 });
 
 // ---------------------------------------------------------------------------------------------
