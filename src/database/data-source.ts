@@ -1,3 +1,4 @@
+import type { Database } from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DataSource, DataSourceOptions } from 'typeorm';
@@ -45,12 +46,32 @@ export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
   };
 }
 
+/** The better-sqlite3 connection under each SQLite data source this process opened. */
+const sqliteConnections = new WeakMap<DataSource, Database>();
+
+/**
+ * The better-sqlite3 connection TypeORM opened for this data source, handed over by TypeORM's
+ * documented `prepareDatabase` option: `SqliteSqlRunner` runs the service's statements on it.
+ */
+export function sqliteConnectionOf(dataSource: DataSource): Database {
+  const connection = sqliteConnections.get(dataSource);
+  if (!connection) throw new Error('not a SQLite data source opened by openDataSource()');
+  return connection;
+}
+
 /** Connects and brings the schema up to date; on PostgreSQL one process migrates at a time. */
 export async function openDataSource(options: DataSourceOptions): Promise<DataSource> {
-  if (options.type === 'better-sqlite3' && options.database !== ':memory:') {
-    mkdirSync(dirname(options.database), { recursive: true });
+  let dataSource: DataSource;
+  if (options.type === 'better-sqlite3') {
+    if (options.database !== ':memory:') mkdirSync(dirname(options.database), { recursive: true });
+    const prepareDatabase = (connection: Database) => {
+      sqliteConnections.set(dataSource, connection);
+    };
+    dataSource = new DataSource({ ...options, prepareDatabase });
+  } else {
+    dataSource = new DataSource(options);
   }
-  const dataSource = await new DataSource(options).initialize();
+  await dataSource.initialize();
   try {
     await migrate(dataSource);
     return dataSource;

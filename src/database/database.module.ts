@@ -2,7 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { dataSourceOptions, openDataSource } from './data-source.js';
+import { dataSourceOptions, openDataSource, sqliteConnectionOf } from './data-source.js';
 import { PostgresSqlRunner } from './postgres-sql-runner.js';
 import { SqlRunner } from './sql-runner.js';
 import { SqliteSqlRunner } from './sqlite-sql-runner.js';
@@ -23,7 +23,7 @@ import { SqliteSqlRunner } from './sqlite-sql-runner.js';
       useFactory: (dataSource: DataSource): SqlRunner =>
         dataSource.options.type === 'postgres'
           ? new PostgresSqlRunner(dataSource)
-          : new SqliteSqlRunner(dataSource),
+          : new SqliteSqlRunner(sqliteConnectionOf(dataSource)),
     },
   ],
   exports: [SqlRunner],

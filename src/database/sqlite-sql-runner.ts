@@ -1,19 +1,27 @@
-import type { DataSource } from 'typeorm';
-import { inTransaction, type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
+import type { Database, Statement } from 'better-sqlite3';
+import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
 
 /**
- * SQLite: TypeORM runs every statement of the process on one connection. A statement issued while
- * another request's transaction is open would run inside that transaction: it would read rows that
- * may still be rolled back, and a rollback would undo its write after it was acknowledged. So
- * statements and transactions here run one after another, never interleaved. Each is short and
- * synchronous in better-sqlite3, so the queue costs a promise, not a wait. Another process on the
- * same file is kept out by SQLite's own file lock.
+ * SQLite: statements run on better-sqlite3 directly, each prepared once, on the connection TypeORM
+ * opened (`sqliteConnectionOf`). Going through TypeORM's query() instead cost about a quarter of
+ * getPet's throughput (docs/performance.md): it builds an EntityManager and broadcasts events for
+ * every statement.
+ *
+ * There is one connection per process, so a statement issued while another request's transaction
+ * is open would run inside that transaction: it would read rows that may still be rolled back, and
+ * a rollback would undo its write after it was acknowledged. So while a transaction is open, every
+ * other statement and transaction waits for it to end; otherwise a statement runs at once (each is
+ * synchronous in better-sqlite3). A queue for every statement cost about 30 % of getPet's
+ * throughput. Another process on the same file is kept out by SQLite's own file lock (BEGIN
+ * IMMEDIATE waits for it up to the busy timeout).
  */
 export class SqliteSqlRunner extends SqlRunner {
   readonly engine = 'sqlite';
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly statements = new Map<string, Statement<unknown[], Row>>();
+  /** Settles when the open transaction ends; undefined while none is open. */
+  private openTransaction?: Promise<void>;
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(private readonly connection: Database) {
     super();
   }
 
@@ -21,19 +29,41 @@ export class SqliteSqlRunner extends SqlRunner {
     return this.write(sql, params);
   }
 
-  write(sql: string, params: unknown[]): Promise<Row[]> {
-    return this.serially(() => this.dataSource.query<Row[]>(sql, params));
+  async write(sql: string, params: unknown[]): Promise<Row[]> {
+    while (this.openTransaction) await this.openTransaction;
+    return this.run(sql, params);
   }
 
-  transaction<T>(work: (transaction: SqlTransaction) => Promise<T>): Promise<T> {
-    return this.serially(() =>
-      this.dataSource.transaction((manager) => work(inTransaction(manager))),
-    );
+  async transaction<T>(work: (transaction: SqlTransaction) => Promise<T>): Promise<T> {
+    while (this.openTransaction) await this.openTransaction;
+    let end!: () => void;
+    this.openTransaction = new Promise((resolve) => (end = resolve));
+    try {
+      this.run('BEGIN IMMEDIATE', []);
+      try {
+        const result = await work({
+          query: (sql, params) => Promise.resolve(this.run(sql, params)),
+        });
+        this.run('COMMIT', []);
+        return result;
+      } catch (error) {
+        this.run('ROLLBACK', []);
+        throw error;
+      }
+    } finally {
+      this.openTransaction = undefined;
+      end();
+    }
   }
 
-  private serially<T>(work: () => Promise<T>): Promise<T> {
-    const result = this.queue.then(work);
-    this.queue = result.catch(() => undefined);
-    return result;
+  private run(sql: string, params: unknown[]): Row[] {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.connection.prepare<unknown[], Row>(sql);
+      this.statements.set(sql, statement);
+    }
+    if (statement.reader) return statement.all(...params);
+    statement.run(...params);
+    return [];
   }
 }

@@ -1,6 +1,10 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dataSourceOptions, openDataSource } from '../../../src/database/data-source.js';
+import {
+  dataSourceOptions,
+  openDataSource,
+  sqliteConnectionOf,
+} from '../../../src/database/data-source.js';
 import { PostgresSqlRunner } from '../../../src/database/postgres-sql-runner.js';
 import type { SqlRunner } from '../../../src/database/sql-runner.js';
 import { SqliteSqlRunner } from '../../../src/database/sqlite-sql-runner.js';
@@ -20,7 +24,9 @@ describe.each(ENGINES)('SqlRunner on its own engine [%s]', (engine) => {
       dataSourceOptions(loadConfig({ DATABASE_URL: database.url }).database),
     );
     db =
-      engine === 'postgres' ? new PostgresSqlRunner(dataSource) : new SqliteSqlRunner(dataSource);
+      engine === 'postgres'
+        ? new PostgresSqlRunner(dataSource)
+        : new SqliteSqlRunner(sqliteConnectionOf(dataSource));
   });
   afterAll(async () => {
     await dataSource?.destroy();
