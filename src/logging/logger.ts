@@ -23,8 +23,12 @@ export function createLogger(level: LogLevel): Logger {
 export class NestPinoLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
+  /**
+   * Nest logs its start-up chatter (modules initialised, routes mapped) at `log`: kept at debug, so
+   * at info the log is one line per request plus what needs attention.
+   */
   log(message: unknown, ...params: unknown[]): void {
-    this.write('info', message, params);
+    this.write('debug', message, params);
   }
 
   error(message: unknown, ...params: unknown[]): void {

@@ -26,7 +26,7 @@ const EXPIRED_KEY_SWEEP_MS = 60 * 60 * 1000;
 
 @Injectable()
 export class PetsService {
-  private readonly logger = new Logger(PetsService.name);
+  private readonly logger = new Logger('Pets');
 
   constructor(private readonly pets: PetsRepository) {}
 
