@@ -1,9 +1,7 @@
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { swcTypeScript } from '../../scripts/swc-typescript.mjs';
-
-/** Test helpers that run as processes of their own, bundled here from TypeScript. */
-export const OPEN_DATABASE_AT = 'test-results/support/open-database-at.js';
+import { OPEN_DATABASE_AT } from './migrate-together.js';
 
 /**
  * Refuses a TEST_DATABASE_URL that does not name a test database (each suite creates and drops

@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
-import { OPEN_DATABASE_AT } from './global-setup.js';
 import type { Finished } from './processes.js';
+
+/** `open-database-at.ts`, bundled by global-setup.ts so that it runs as a process of its own. */
+export const OPEN_DATABASE_AT = 'test-results/support/open-database-at.js';
 
 /**
  * Starts `count` processes that each open (and so migrate) one database at the same instant.

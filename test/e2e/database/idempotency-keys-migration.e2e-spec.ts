@@ -70,4 +70,25 @@ describe.each(ENGINES)('the migration to idempotency_keys [%s]', (engine) => {
       { id: 2, name: 'Claimed', category_id: 2, status: null },
     ]);
   });
+
+  it('reverts: the claims go back onto their pets and the table goes', async () => {
+    await migrated.undoLastMigration();
+    const rows = await migrated.query(
+      `SELECT id, idempotency_api_key_id AS api_key_id, idempotency_key AS key,
+         idempotency_request_hash AS request_hash, idempotency_expires_at AS expires_at
+       FROM pets ORDER BY id`,
+    );
+    expect(
+      rows.map((row: Record<string, unknown>) => ({
+        ...row,
+        id: Number(row.id),
+        api_key_id: row.api_key_id === null ? null : Number(row.api_key_id),
+        expires_at: row.expires_at === null ? null : Number(row.expires_at),
+      })),
+    ).toEqual([
+      { id: 1, api_key_id: null, key: null, request_hash: null, expires_at: null },
+      { id: 2, api_key_id: 1, key: 'order-1', request_hash: 'hash-1', expires_at: EXPIRES_AT },
+    ]);
+    await expect(migrated.query('SELECT 1 FROM idempotency_keys')).rejects.toThrow();
+  });
 });
