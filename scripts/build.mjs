@@ -66,7 +66,7 @@ const builder = await context({
   // License comments go to a file of their own beside each output, not into the served source.
   legalComments: 'external',
   // No keepNames: it wraps every function the frameworks create per request in a call that
-  // redefines its name, which cost 13-25 % of getPet's throughput (docs/performance.md). Without
+  // redefines its name, which cost 13-40 % of getPet's throughput (docs/performance.md). Without
   // it, a class that refers to itself (a module's static forRoot) may show a renamed `name` such
   // as _AppModule; nothing reads names of ours (schemas, entities and migrations are named
   // explicitly), and Nest's own start-up lines that show theirs are debug-level (logger.ts).

@@ -1,5 +1,5 @@
-import type { DataSource } from 'typeorm';
-import { inTransaction, type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
+import type { DataSource, EntityManager } from 'typeorm';
+import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
 
 /**
  * PostgreSQL: every statement takes a pooled connection of its own, and each transaction holds one
@@ -30,4 +30,8 @@ export class PostgresSqlRunner extends SqlRunner {
   transaction<T>(work: (transaction: SqlTransaction) => Promise<T>): Promise<T> {
     return this.dataSource.transaction((manager) => work(inTransaction(manager)));
   }
+}
+
+function inTransaction(manager: EntityManager): SqlTransaction {
+  return { query: (sql, params) => manager.query<Row[]>(sql, params) };
 }

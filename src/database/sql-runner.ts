@@ -1,5 +1,3 @@
-import type { EntityManager } from 'typeorm';
-
 /** A row as the driver returns it, keyed by column name or alias. */
 export type Row = Record<string, unknown>;
 
@@ -27,8 +25,4 @@ export abstract class SqlRunner {
 
   /** Runs `work` in a transaction; a throw rolls it back and is rethrown. */
   abstract transaction<T>(work: (transaction: SqlTransaction) => Promise<T>): Promise<T>;
-}
-
-export function inTransaction(manager: EntityManager): SqlTransaction {
-  return { query: (sql, params) => manager.query<Row[]>(sql, params) };
 }

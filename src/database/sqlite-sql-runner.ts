@@ -3,9 +3,9 @@ import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
 
 /**
  * SQLite: statements run on better-sqlite3 directly, each prepared once, on the connection TypeORM
- * opened (`sqliteConnectionOf`). Going through TypeORM's query() instead cost about a quarter of
- * getPet's throughput (docs/performance.md): it builds an EntityManager and broadcasts events for
- * every statement.
+ * opened (`sqliteConnectionOf`). Each then runs synchronously, which is what makes the guarantee
+ * below cheap: TypeORM's query() awaits inside, so a statement checked before a BEGIN could still
+ * run after it.
  *
  * There is one connection per process, so a statement issued while another request's transaction
  * is open would run inside that transaction: it would read rows that may still be rolled back, and
