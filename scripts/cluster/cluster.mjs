@@ -1,10 +1,18 @@
 // `npm run cluster -- up|status|kill-primary|switchover|kill-app|down`: the production topology on
 // this machine as plain processes on loopback: etcd, two PostgreSQL 15 nodes under Patroni with
 // synchronous replication, HAProxy (write port, read port, HTTP front), Redis and two app instances
-// from the production build. Everything lives under .cluster/ (git-ignored). Progress goes to
+// from the production build. Everything lives under .cluster/ (git-ignored) or $CLUSTER_DIR. Progress goes to
 // stderr; each command prints one JSON object as its last stdout line.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -22,7 +30,8 @@ import {
 } from './processes.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const HOME = join(ROOT, '.cluster');
+/** CLUSTER_DIR: somewhere else than .cluster/ (the e2e tests use a temporary directory). */
+const HOME = process.env.CLUSTER_DIR ? resolve(process.env.CLUSTER_DIR) : join(ROOT, '.cluster');
 const STATE = join(HOME, 'state.json');
 const PG_BIN_DIR = '/usr/lib/postgresql/15/bin';
 const DATABASE = 'animal_store';
@@ -81,6 +90,8 @@ async function up() {
   });
   rmSync(HOME, { recursive: true, force: true });
   mkdirSync(HOME, { recursive: true });
+  // PostgreSQL and Patroni run as postgres: they must reach their node directories.
+  chmodSync(HOME, 0o755);
   const postgresUser = userIds('postgres');
 
   const [etcdClient, etcdPeer, write, read, http, redis, ...more] = await freePorts(6 + 2 * 2 + 2);
