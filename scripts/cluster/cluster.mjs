@@ -1,8 +1,8 @@
-// `npm run cluster -- up|status|kill-primary|switchover|kill-app|down`: the production topology on
-// this machine as plain processes on loopback: etcd, two PostgreSQL 15 nodes under Patroni with
-// synchronous replication, HAProxy (write port, read port, HTTP front), Redis and two app instances
-// from the production build. Everything lives under .cluster/ (git-ignored) or $CLUSTER_DIR. Progress goes to
-// stderr; each command prints one JSON object as its last stdout line.
+// `npm run cluster -- up|status|kill-primary|switchover|kill-app|restart|down`: the production
+// topology on this machine as plain processes on loopback: etcd, two PostgreSQL 15 nodes under
+// Patroni with synchronous replication, HAProxy (write port, read port, HTTP front), Redis and two
+// app instances from the production build. Everything lives under .cluster/ (git-ignored) or
+// $CLUSTER_DIR. Progress goes to stderr; each command prints one JSON object as its last stdout line.
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   chmodSync,
@@ -376,6 +376,37 @@ async function switchover() {
   print({ from: primary.name, to: candidate.name, at: new Date().toISOString() });
 }
 
+/**
+ * The crashed machines come back: every node whose Patroni is gone and every app instance that is
+ * gone start again. Patroni rejoins the old primary as a standby (pg_rewind when it diverged).
+ */
+async function restart() {
+  const state = readState();
+  const postgresUser = userIds('postgres');
+  const nodes = state.nodes.filter((node) => !isAlive(state.pids[node.name]));
+  for (const node of nodes) {
+    // A killed postmaster leaves its pid file; Patroni sees no such process and starts afresh.
+    startNode(state, node, postgresUser);
+  }
+  const apps = state.apps.filter((app) => !isAlive(state.pids[app.name]));
+  for (const app of apps) startApp(state, app);
+  writeState(state);
+  for (const node of nodes) {
+    await waitFor(
+      `${node.name} to stream as a standby`,
+      async () => (await httpStatus(`http://127.0.0.1:${node.restPort}/replica`)) === 200,
+      { timeoutMs: 120_000 },
+    );
+  }
+  for (const app of apps) {
+    await waitFor(
+      `${app.name} to be ready`,
+      async () => (await httpStatus(`http://127.0.0.1:${app.port}/health/ready`)) === 200,
+    );
+  }
+  print({ restarted: [...nodes, ...apps].map((started) => started.name) });
+}
+
 /** SIGKILL to one app instance (the first still running, or the one named). */
 async function killApp(name) {
   const state = readState();
@@ -412,6 +443,7 @@ const COMMANDS = {
   'kill-primary': killPrimary,
   switchover,
   'kill-app': killApp,
+  restart,
   down,
 };
 
