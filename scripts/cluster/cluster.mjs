@@ -1,8 +1,10 @@
-// `npm run cluster -- up|status|kill-primary|switchover|kill-app|restart|down`: the production
-// topology on this machine as plain processes on loopback: etcd, two PostgreSQL 15 nodes under
-// Patroni with synchronous replication, HAProxy (write port, read port, HTTP front), Redis and two
-// app instances from the production build. Everything lives under .cluster/ (git-ignored) or
-// $CLUSTER_DIR. Progress goes to stderr; each command prints one JSON object as its last stdout line.
+// npm run cluster -- up|status|kill-primary|switchover|kill-app|restart|measure-failover|down
+//
+// The production topology on this machine as plain processes on loopback: etcd, two PostgreSQL 15
+// nodes under Patroni with synchronous replication, HAProxy (write port, read port, HTTP front),
+// Redis and two app instances from the production build. Everything lives under .cluster/
+// (git-ignored) or $CLUSTER_DIR. Progress goes to stderr; each command prints one JSON object as its
+// last stdout line. docs/deployment.md describes the topology.
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   chmodSync,
@@ -14,6 +16,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import {
@@ -235,7 +238,7 @@ async function up() {
   state.url = url;
   writeState(state);
   log('up');
-  print({ url, key });
+  return { url, key };
 }
 
 function startNode(state, node, postgresUser) {
@@ -322,7 +325,7 @@ async function status() {
         (await httpStatus(`http://127.0.0.1:${app.port}/health/ready`)) === 200,
     })),
   );
-  print({
+  return {
     url: state.url,
     primary: nodes.find((node) => node.role === 'primary')?.name ?? null,
     standbys: nodes
@@ -331,7 +334,7 @@ async function status() {
     nodes: nodes.map(({ name, role, pgPort, restPort }) => ({ name, role, pgPort, restPort })),
     apps,
     ports: state.ports,
-  });
+  };
 }
 
 /** The primary's machine dies: its Patroni, its postmaster and every backend get SIGKILL at once. */
@@ -343,7 +346,7 @@ async function killPrimary() {
   signal(pids, 'SIGKILL');
   const at = new Date().toISOString();
   log(`killed ${primary.name} (pids ${pids.join(' ')})`);
-  print({ killed: primary.name, at });
+  return { killed: primary.name, at };
 }
 
 function postmasterPid(node) {
@@ -373,7 +376,7 @@ async function switchover() {
     async () => (await httpStatus(`http://127.0.0.1:${candidate.restPort}/primary`)) === 200,
   );
   log(text.trim());
-  print({ from: primary.name, to: candidate.name, at: new Date().toISOString() });
+  return { from: primary.name, to: candidate.name, at: new Date().toISOString() };
 }
 
 /**
@@ -404,7 +407,51 @@ async function restart() {
       async () => (await httpStatus(`http://127.0.0.1:${app.port}/health/ready`)) === 200,
     );
   }
-  print({ restarted: [...nodes, ...apps].map((started) => started.name) });
+  return { restarted: [...nodes, ...apps].map((started) => started.name) };
+}
+
+/**
+ * The write-unavailability window, `rounds` times: with the primary and a synchronous standby up,
+ * a create every 100 ms through the API front, kill-primary, and the time from the kill to the
+ * first 201; then restart. Reports each window and their median.
+ */
+async function measureFailover(rounds = '5') {
+  const state = readState();
+  const key = execFileSync(
+    process.execPath,
+    ['dist/api-key.cli.js', 'create', `measure-${Date.now()}`],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...state.appEnv, DATABASE_URL: state.urls.write },
+      stdio: ['ignore', 'pipe', 2],
+    },
+  ).trim();
+  const create = async () => {
+    const response = await fetch(`${state.url}/v1/pets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'failover probe', categoryId: 1 }),
+      signal: AbortSignal.timeout(15_000),
+    }).catch(() => undefined);
+    await response?.arrayBuffer();
+    return response?.status;
+  };
+  const windowsMs = [];
+  for (let round = 1; round <= Number(rounds); round++) {
+    await waitFor('a primary and a synchronous standby', async () => {
+      const roles = (await nodeRoles(state)).map((node) => node.role);
+      return roles.includes('primary') && roles.includes('sync-standby');
+    });
+    if ((await create()) !== 201) throw new Error('writes fail before the kill');
+    const killedAt = Date.parse((await killPrimary()).at);
+    while ((await create()) !== 201) await sleep(100);
+    windowsMs.push(Date.now() - killedAt);
+    log(`round ${round}: writes back ${windowsMs.at(-1)} ms after the kill`);
+    await restart();
+  }
+  const sorted = [...windowsMs].sort((a, b) => a - b);
+  return { windowsMs, medianMs: sorted[Math.floor(sorted.length / 2)] };
 }
 
 /** SIGKILL to one app instance (the first still running, or the one named). */
@@ -417,7 +464,7 @@ async function killApp(name) {
     throw new Error(`no running app instance ${name ?? ''}`);
   signal([state.pids[app.name]], 'SIGKILL');
   log(`killed ${app.name} (pid ${state.pids[app.name]})`);
-  print({ killed: app.name, at: new Date().toISOString() });
+  return { killed: app.name, at: new Date().toISOString() };
 }
 
 async function down() {
@@ -434,7 +481,7 @@ async function down() {
   }
   rmSync(HOME, { recursive: true, force: true });
   log('down');
-  print({ down: true });
+  return { down: true };
 }
 
 const COMMANDS = {
@@ -444,6 +491,7 @@ const COMMANDS = {
   switchover,
   'kill-app': killApp,
   restart,
+  'measure-failover': measureFailover,
   down,
 };
 
@@ -452,7 +500,7 @@ if (!COMMANDS[command]) {
   process.stderr.write(`usage: npm run cluster -- ${Object.keys(COMMANDS).join('|')}\n`);
   process.exit(2);
 }
-COMMANDS[command](...args).catch((error) => {
+COMMANDS[command](...args).then(print, (error) => {
   process.stderr.write(`[cluster] ${command} failed: ${error.message}\n`);
   process.exit(1);
 });
