@@ -10,6 +10,7 @@ import {
   type ApiClient,
   type Outcome,
 } from '../../support/http-client.js';
+import { runApiKeyCli } from '../../support/processes.js';
 
 /** The issue's target: writes answer again within this long after the primary's machine dies. */
 const WRITES_BACK_WITHIN_MS = 25_000;
@@ -28,6 +29,9 @@ interface Write {
   outcome: Outcome;
   doneAt: number;
 }
+
+/** The README's promise: a revoked key is refused by every instance within this long. */
+const REVOCATION_MS = 5_000;
 
 /** How long a SIGKILLed app instance may still accept connections while the kernel tears it down. */
 const DYING_MS = 250;
@@ -64,18 +68,23 @@ const isUnavailable = (outcome: Outcome) =>
   outcome.headers?.['retry-after'] === '1' &&
   JSON.stringify(outcome.body) === JSON.stringify(DATABASE_UNAVAILABLE);
 
-async function countByName(writeUrl: string, names: string[]): Promise<Map<string, number>> {
-  const client = new pg.Client({ connectionString: writeUrl });
+async function queryRows<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ name: string; count: string }>(
-      'SELECT name, count(*) AS count FROM pets WHERE name = ANY($1) GROUP BY name',
-      [names],
-    );
-    return new Map(rows.map((row) => [row.name, Number(row.count)]));
+    return (await client.query(sql, params)).rows as T[];
   } finally {
     await client.end();
   }
+}
+
+async function countByName(writeUrl: string, names: string[]): Promise<Map<string, number>> {
+  const rows = await queryRows<{ name: string; count: string }>(
+    writeUrl,
+    'SELECT name, count(*) AS count FROM pets WHERE name = ANY($1) GROUP BY name',
+    [names],
+  );
+  return new Map(rows.map((row) => [row.name, Number(row.count)]));
 }
 
 /**
@@ -146,6 +155,40 @@ describe.skipIf(!CLUSTER_AVAILABLE)('the service on Patroni + HAProxy [cluster]'
         [count('created'), count('got'), count('listed')],
         'of 64: created, then found by getPet and by listPets through the other instance',
       ).toEqual([64, 64, 64]);
+    } finally {
+      for (const instance of instances) instance.close();
+    }
+  });
+
+  it('refuses a key revoked through the CLI on both instances within 5 s', async () => {
+    const key = (await runApiKeyCli(['create', 'to revoke'], writeUrl)).stdout.trim();
+    const { apps } = await cluster.status();
+    const instances = apps.map((app) => apiClient(`http://127.0.0.1:${app.port}`, key, 2));
+    try {
+      for (const instance of instances) {
+        expect((await instance.get('/v1/pets?limit=1')).status).toBe(200);
+      }
+      const [{ id }] = await queryRows<{ id: number }>(
+        writeUrl,
+        "SELECT id FROM api_keys WHERE name = 'to revoke'",
+      );
+      const revokedAt = Date.now();
+      expect((await runApiKeyCli(['revoke', String(id)], writeUrl)).code).toBe(0);
+      const refusedAfterMs = await Promise.all(
+        instances.map(async (instance) => {
+          while (Date.now() - revokedAt <= REVOCATION_MS) {
+            if ((await instance.get('/v1/pets?limit=1')).status === 401) {
+              return Date.now() - revokedAt;
+            }
+            await sleep(50);
+          }
+          return Infinity;
+        }),
+      );
+      expect(
+        refusedAfterMs.every((ms) => ms <= REVOCATION_MS),
+        `refused after ${refusedAfterMs.join(' and ')} ms`,
+      ).toBe(true);
     } finally {
       for (const instance of instances) instance.close();
     }
