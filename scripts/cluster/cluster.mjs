@@ -501,6 +501,8 @@ if (!COMMANDS[command]) {
   process.exit(2);
 }
 COMMANDS[command](...args).then(print, (error) => {
-  process.stderr.write(`[cluster] ${command} failed: ${error.message}\n`);
+  process.stderr.write(
+    `[cluster] ${command} failed: ${error.message}\n[cluster] logs are under ${HOME}; \`npm run cluster -- down\` stops everything and removes them\n`,
+  );
   process.exit(1);
 });
