@@ -8,7 +8,12 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export type DatabaseConfig =
   | { readonly type: 'sqlite'; readonly path: string }
-  | { readonly type: 'postgres'; readonly url: string };
+  | {
+      readonly type: 'postgres';
+      readonly url: string;
+      /** Where reads go (a standby, or a balancer over standbys); undefined: to `url` as well. */
+      readonly readUrl?: string;
+    };
 
 /** Validated runtime configuration; also the DI token under which Nest provides it. */
 export class AppConfig {
@@ -41,6 +46,7 @@ const DEFAULTS = {
   HOST: '127.0.0.1',
   PORT: '3000',
   DATABASE_URL: 'sqlite:data/animal-store.sqlite',
+  DATABASE_READ_URL: '',
   LOG_LEVEL: 'info',
   PUBLIC_BASE_URL: 'https://api.animal-store.example/v1',
   STAGING_BASE_URL: 'https://staging.api.animal-store.example/v1',
@@ -63,7 +69,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     nodeEnv: oneOf('NODE_ENV', read('NODE_ENV'), NODE_ENVS),
     host: nonEmpty('HOST', read('HOST')),
     port: integer('PORT', read('PORT'), 0, 65535),
-    database: databaseUrl('DATABASE_URL', read('DATABASE_URL')),
+    database: withReadUrl(
+      databaseUrl('DATABASE_URL', read('DATABASE_URL')),
+      read('DATABASE_READ_URL'),
+    ),
     logLevel: oneOf('LOG_LEVEL', read('LOG_LEVEL'), LOG_LEVELS),
     publicBaseUrl: versionedBaseUrl('PUBLIC_BASE_URL', read('PUBLIC_BASE_URL')),
     stagingBaseUrl: versionedBaseUrl('STAGING_BASE_URL', read('STAGING_BASE_URL')),
@@ -110,6 +119,26 @@ function databaseUrl(name: string, value: string): DatabaseConfig {
   throw new ConfigError(
     name,
     'sqlite:<path> or postgres://user@host:port/database',
+    redactUrl(value),
+  );
+}
+
+/** DATABASE_READ_URL: a second PostgreSQL URL for reads, only next to a PostgreSQL DATABASE_URL. */
+function withReadUrl(database: DatabaseConfig, value: string): DatabaseConfig {
+  if (value === '') return database;
+  if (database.type !== 'postgres') {
+    throw new ConfigError(
+      'DATABASE_READ_URL',
+      'unset when DATABASE_URL is sqlite: (read replicas need PostgreSQL)',
+      redactUrl(value),
+    );
+  }
+  if (/^postgres(ql)?:\/\/./.test(value) && URL.canParse(value)) {
+    return { ...database, readUrl: value };
+  }
+  throw new ConfigError(
+    'DATABASE_READ_URL',
+    'empty or postgres://user@host:port/database',
     redactUrl(value),
   );
 }

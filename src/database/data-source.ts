@@ -34,6 +34,16 @@ export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
       applicationName: 'animal-store',
       connectTimeoutMS: 5000,
       poolSize: 10,
+      ...(database.readUrl && {
+        // Only PostgresSqlRunner.read asks for the read node (and falls back to the primary when
+        // it fails); everything else, migrations and TypeORM's own SELECTs included, stays on the
+        // primary: defaultMode 'master'.
+        replication: {
+          master: { url: database.url },
+          slaves: [{ url: database.readUrl }],
+          defaultMode: 'master',
+        },
+      }),
     };
   }
   return {

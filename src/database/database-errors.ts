@@ -28,3 +28,20 @@ function errorCode(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | undefined)?.code;
   return typeof code === 'string' ? code : undefined;
 }
+
+/**
+ * On a hot standby, a query the replay of the primary's changes had to cancel (a "recovery
+ * conflict"): SQLSTATE 40001 on a read-only statement, or 57P04 when the database was dropped.
+ */
+const RECOVERY_CONFLICT_CODES = new Set(['40001', '57P04']);
+
+/**
+ * A read that failed because of the node that served it, not because of the query: the read node is
+ * down, starting, stopping, promoting, or replaying over it. The same read on the primary may work.
+ */
+export function isReadNodeFailure(error: unknown): boolean {
+  if (isDatabaseUnavailable(error)) return true;
+  if (!(error instanceof Error)) return false;
+  const code = errorCode(error) ?? errorCode((error as { driverError?: unknown }).driverError);
+  return code !== undefined && RECOVERY_CONFLICT_CODES.has(code);
+}

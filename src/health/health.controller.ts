@@ -4,10 +4,10 @@ import {
   HealthCheck,
   HealthCheckService,
   type HealthCheckResult,
-  TypeOrmHealthIndicator,
+  HealthIndicatorService,
 } from '@nestjs/terminus';
-import { DataSource } from 'typeorm';
 import { Public } from '../auth/public.decorator.js';
+import { SqlRunner } from '../database/sql-runner.js';
 
 /** A readiness probe that hangs is as bad as a failed one: give up after this long. */
 const DATABASE_PING_TIMEOUT_MS = 1_000;
@@ -19,8 +19,8 @@ const DATABASE_PING_TIMEOUT_MS = 1_000;
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
-    private readonly database: TypeOrmHealthIndicator,
-    private readonly dataSource: DataSource,
+    private readonly indicators: HealthIndicatorService,
+    private readonly db: SqlRunner,
   ) {}
 
   /** The process is up and serving HTTP. */
@@ -29,7 +29,12 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** The process can serve API requests: the database answers; otherwise 503. */
+  /**
+   * The process can serve API requests: the database answers a read; otherwise 503. Asked on the
+   * read path (the read node, falling back to the primary), so while a crashed primary is being
+   * replaced the instance stays in the balancer and keeps serving reads; writes meanwhile get their
+   * own 503 (docs/deployment.md).
+   */
   @Get('ready')
   // No Swagger documentation (the controller is excluded from the document): with it, terminus
   // loads a second, unbundled @nestjs/swagger at start, which cost most of a second.
@@ -37,10 +42,12 @@ export class HealthController {
   ready(): Promise<HealthCheckResult> {
     return this.health.check([
       () =>
-        this.database.pingCheck('database', {
-          connection: this.dataSource,
-          timeout: DATABASE_PING_TIMEOUT_MS,
-        }),
+        this.indicators
+          .check('database')
+          .attempt(async () => {
+            await this.db.read('SELECT 1', []);
+          })
+          .withTimeout(DATABASE_PING_TIMEOUT_MS),
     ]);
   }
 }

@@ -48,6 +48,7 @@ describe('loadConfig', () => {
         'HOST',
         'PORT',
         'DATABASE_URL',
+        'DATABASE_READ_URL',
         'LOG_LEVEL',
         'PUBLIC_BASE_URL',
         'STAGING_BASE_URL',
@@ -147,6 +148,54 @@ describe('loadConfig', () => {
       expect(message).toContain('DATABASE_URL');
       expect(message).toContain('//***@host');
       expect(message).not.toMatch(/se.?cret|user:/);
+    });
+  });
+
+  describe('DATABASE_READ_URL', () => {
+    const primary = 'postgres://app@primary.internal:5432/pets';
+
+    it('is left out when unset: reads go to DATABASE_URL', () => {
+      expect(loadConfig({ DATABASE_URL: primary }).database).toEqual({
+        type: 'postgres',
+        url: primary,
+      });
+    });
+
+    it.each(['postgres://app@replicas.internal:5001/pets', 'postgresql://app@localhost/pets'])(
+      'reads %j as the read URL next to a PostgreSQL DATABASE_URL',
+      (readUrl) => {
+        expect(loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: readUrl }).database).toEqual({
+          type: 'postgres',
+          url: primary,
+          readUrl,
+        });
+      },
+    );
+
+    it('is refused next to SQLite, saying why', () => {
+      expect(
+        configError({
+          DATABASE_URL: 'sqlite:pets.sqlite',
+          DATABASE_READ_URL: 'postgres://app:secret@replicas.internal/pets',
+        }).message,
+      ).toBe(
+        'Invalid configuration: DATABASE_READ_URL must be unset when DATABASE_URL is sqlite: (read replicas need PostgreSQL) (got "postgres://***@replicas.internal/pets")',
+      );
+    });
+
+    it.each(['sqlite:replica.sqlite', 'mysql://x', 'postgres://'])('rejects %j', (value) => {
+      expect(configError({ DATABASE_URL: primary, DATABASE_READ_URL: value }).message).toBe(
+        `Invalid configuration: DATABASE_READ_URL must be empty or postgres://user@host:port/database (got ${JSON.stringify(value)})`,
+      );
+    });
+
+    it('does not echo the credentials of a rejected value', () => {
+      const { message } = configError({
+        DATABASE_URL: primary,
+        DATABASE_READ_URL: 'postgres//user:secret@replica/db',
+      });
+      expect(message).toContain('//***@replica');
+      expect(message).not.toMatch(/secret|user:/);
     });
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isDatabaseUnavailable } from '../../../src/database/database-errors.js';
+import { isDatabaseUnavailable, isReadNodeFailure } from '../../../src/database/database-errors.js';
 
 const withCode = (message: string, code: unknown) => Object.assign(new Error(message), { code });
 
@@ -63,4 +63,41 @@ describe('isDatabaseUnavailable', () => {
       expect(isDatabaseUnavailable(new Error(message))).toBe(true);
     },
   );
+});
+
+describe('isReadNodeFailure', () => {
+  it.each([
+    ['connection refused', withCode('connect ECONNREFUSED 127.0.0.1:5433', 'ECONNREFUSED')],
+    ['connection reset', withCode('read ECONNRESET', 'ECONNRESET')],
+    ['the database system is starting up', withCode('the database system is starting up', '57P03')],
+    [
+      'the database system is shutting down',
+      withCode('the database system is shutting down', '57P03'),
+    ],
+    [
+      'terminated by an administrator (promotion, stop)',
+      withCode('terminating connection', '57P01'),
+    ],
+    ['connection dropped mid-query', new Error('Connection terminated unexpectedly')],
+    ['a recovery conflict', withCode('canceling statement due to conflict with recovery', '40001')],
+    [
+      'a recovery conflict wrapped by TypeORM',
+      Object.assign(new Error('query failed'), {
+        driverError: withCode('canceling statement due to conflict with recovery', '40001'),
+      }),
+    ],
+    ['the database dropped under the standby', withCode('database dropped', '57P04')],
+  ])('is true for %s: the primary may answer', (_label, error) => {
+    expect(isReadNodeFailure(error)).toBe(true);
+  });
+
+  it.each([
+    ['a syntax error', withCode('syntax error', '42601')],
+    ['an invalid input', withCode('invalid input syntax for type integer', '22P02')],
+    ['a missing table', withCode('relation "pets" does not exist', '42P01')],
+    ['an error without a code', new Error('something else')],
+    ['a non-Error', { code: '40001' }],
+  ])('is false for %s: the same query would fail on the primary', (_label, error) => {
+    expect(isReadNodeFailure(error)).toBe(false);
+  });
 });

@@ -1,0 +1,337 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clusterUp, CLUSTER_AVAILABLE, type Cluster } from '../../support/cluster.js';
+import {
+  apiClient,
+  DATABASE_UNAVAILABLE,
+  inParallel,
+  tally,
+  type ApiClient,
+  type Outcome,
+} from '../../support/http-client.js';
+import { runApiKeyCli } from '../../support/processes.js';
+
+/** The issue's target: writes answer again within this long after the primary's machine dies. */
+const WRITES_BACK_WITHIN_MS = 25_000;
+
+interface Pet {
+  id: number;
+  name: string;
+  categoryId: number;
+  status?: string;
+}
+
+interface Write {
+  body: { name: string; categoryId: number };
+  idempotencyKey: string;
+  sentAt: number;
+  outcome: Outcome;
+  doneAt: number;
+}
+
+/** The README's promise: a revoked key is refused by every instance within this long. */
+const REVOCATION_MS = 5_000;
+
+/** How long a SIGKILLed app instance may still accept connections while the kernel tears it down. */
+const DYING_MS = 250;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Creates pets one after another through `api` until `running()` turns false. */
+async function keepWriting(api: ApiClient, label: string, running: () => boolean) {
+  const writes: Write[] = [];
+  for (let index = 0; running(); index++) {
+    const body = { name: `${label} ${index} ${randomUUID()}`, categoryId: 3 };
+    const idempotencyKey = randomUUID();
+    const sentAt = Date.now();
+    const outcome = await api.post('/v1/pets', body, { 'idempotency-key': idempotencyKey });
+    writes.push({ body, idempotencyKey, sentAt, outcome, doneAt: Date.now() });
+    await sleep(50);
+  }
+  return writes;
+}
+
+/** Reads (a list and one pet) one after another until `running()` turns false. */
+async function keepReading(api: ApiClient, petId: number, running: () => boolean) {
+  const reads: Outcome[] = [];
+  while (running()) {
+    reads.push(await api.get('/v1/pets?limit=10'));
+    reads.push(await api.get(`/v1/pets/${petId}`));
+    await sleep(50);
+  }
+  return reads;
+}
+
+const isUnavailable = (outcome: Outcome) =>
+  outcome.status === 503 &&
+  outcome.headers?.['retry-after'] === '1' &&
+  JSON.stringify(outcome.body) === JSON.stringify(DATABASE_UNAVAILABLE);
+
+async function queryRows<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql, params)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+async function countByName(writeUrl: string, names: string[]): Promise<Map<string, number>> {
+  const rows = await queryRows<{ name: string; count: string }>(
+    writeUrl,
+    'SELECT name, count(*) AS count FROM pets WHERE name = ANY($1) GROUP BY name',
+    [names],
+  );
+  return new Map(rows.map((row) => [row.name, Number(row.count)]));
+}
+
+/**
+ * The real topology of `npm run cluster` (etcd, two PostgreSQL nodes under Patroni, HAProxy, Redis,
+ * two app instances): one `up` for the whole file, so the tests run in this order and the last one
+ * leaves a single node.
+ */
+describe.skipIf(!CLUSTER_AVAILABLE)('the service on Patroni + HAProxy [cluster]', () => {
+  let cluster: Cluster;
+  let api: ApiClient;
+  let writeUrl: string;
+
+  const waitForSyncStandby = async () => {
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      const status = await cluster.status();
+      if (status.primary && status.nodes.some((node) => node.role === 'sync-standby'))
+        return status;
+      await sleep(500);
+    }
+    throw new Error(`no synchronous standby: ${JSON.stringify(await cluster.status())}`);
+  };
+
+  beforeAll(async () => {
+    cluster = await clusterUp({ RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'warn' });
+    api = apiClient(cluster.url, cluster.key, 16);
+    const status = await cluster.status();
+    writeUrl = `postgres://postgres@127.0.0.1:${status.ports.write}/animal_store`;
+  }, 180_000);
+  afterAll(async () => {
+    api?.close();
+    await cluster?.down();
+  }, 60_000);
+
+  it('starts two nodes (primary, synchronous standby) and two ready app instances', async () => {
+    const status = await cluster.status();
+    expect(status.primary).toBe('node1');
+    expect(status.nodes.map((node) => node.role)).toEqual(['primary', 'sync-standby']);
+    expect(status.apps.map((app) => app.up)).toEqual([true, true]);
+    expect((await api.get('/health/ready')).status).toBe(200);
+  });
+
+  it('reads its writes through the other app instance, under concurrent load', async () => {
+    const { apps } = await cluster.status();
+    const instances = apps.map((app) => apiClient(`http://127.0.0.1:${app.port}`, cluster.key, 8));
+    try {
+      const rounds = await inParallel(64, 8, async (index) => {
+        const [writer, reader] = index % 2 ? instances : [...instances].reverse();
+        const created = await writer.post('/v1/pets', {
+          name: `read-your-writes ${index}`,
+          categoryId: 2,
+          status: 'pending',
+        });
+        const pet = created.body as Pet;
+        const [get, list] = await Promise.all([
+          reader.get(`/v1/pets/${pet.id}`),
+          reader.get('/v1/pets?status=pending&limit=100'),
+        ]);
+        return {
+          created: created.status === 201,
+          got: get.status === 200 && JSON.stringify(get.body) === JSON.stringify(pet),
+          listed: list.status === 200 && (list.body as Pet[]).some((p) => p.id === pet.id),
+        };
+      });
+      const count = (what: 'created' | 'got' | 'listed') =>
+        rounds.filter((round) => round[what]).length;
+      expect(
+        [count('created'), count('got'), count('listed')],
+        'of 64: created, then found by getPet and by listPets through the other instance',
+      ).toEqual([64, 64, 64]);
+    } finally {
+      for (const instance of instances) instance.close();
+    }
+  });
+
+  it('refuses a key revoked through the CLI on both instances within 5 s', async () => {
+    const key = (await runApiKeyCli(['create', 'to revoke'], writeUrl)).stdout.trim();
+    const { apps } = await cluster.status();
+    const instances = apps.map((app) => apiClient(`http://127.0.0.1:${app.port}`, key, 2));
+    try {
+      for (const instance of instances) {
+        expect((await instance.get('/v1/pets?limit=1')).status).toBe(200);
+      }
+      const [{ id }] = await queryRows<{ id: number }>(
+        writeUrl,
+        "SELECT id FROM api_keys WHERE name = 'to revoke'",
+      );
+      const revokedAt = Date.now();
+      expect((await runApiKeyCli(['revoke', String(id)], writeUrl)).code).toBe(0);
+      const refusedAfterMs = await Promise.all(
+        instances.map(async (instance) => {
+          while (Date.now() - revokedAt <= REVOCATION_MS) {
+            if ((await instance.get('/v1/pets?limit=1')).status === 401) {
+              return Date.now() - revokedAt;
+            }
+            await sleep(50);
+          }
+          return Infinity;
+        }),
+      );
+      expect(
+        refusedAfterMs.every((ms) => ms <= REVOCATION_MS),
+        `refused after ${refusedAfterMs.join(' and ')} ms`,
+      ).toBe(true);
+    } finally {
+      for (const instance of instances) instance.close();
+    }
+  });
+
+  it('keeps writing through a planned switchover: every failure a 503, nothing lost', async () => {
+    let running = true;
+    const load = Promise.all([1, 2].map((n) => keepWriting(api, `switchover ${n}`, () => running)));
+    await sleep(1_000);
+    const { from, to } = await cluster.run<{ from: string; to: string }>('switchover');
+    await sleep(3_000);
+    running = false;
+    const writes = (await load).flat();
+    const failed = writes.filter((write) => write.outcome.status !== 201);
+    expect(
+      failed.every((write) => isUnavailable(write.outcome)),
+      `${from} -> ${to}: ${JSON.stringify(tally(writes.map((write) => write.outcome)))}`,
+    ).toBe(true);
+    expect(writes.at(-1)!.outcome.status, 'writes go on after the switchover').toBe(201);
+    const stored = await countByName(
+      writeUrl,
+      writes.filter((write) => write.outcome.status === 201).map((write) => write.body.name),
+    );
+    expect(stored.size).toBe(writes.length - failed.length);
+    expect((await cluster.status()).primary).toBe(to);
+  }, 60_000);
+
+  it('routes around a killed app instance: only requests in flight on it fail', async () => {
+    let running = true;
+    const concurrency = 4;
+    const load = Promise.all(
+      Array.from({ length: concurrency }, (_, n) =>
+        (async () => {
+          const outcomes: { outcome: Outcome; sentAt: number }[] = [];
+          for (let index = 0; running; index++) {
+            const sentAt = Date.now();
+            const outcome =
+              index % 2
+                ? await api.get('/v1/pets?limit=10')
+                : await api.post('/v1/pets', { name: `kill-app ${n} ${index}`, categoryId: 4 });
+            outcomes.push({ outcome, sentAt });
+          }
+          return outcomes;
+        })(),
+      ),
+    );
+    await sleep(1_000);
+    const { at } = await cluster.run<{ at: string }>('kill-app');
+    const killedAt = Date.parse(at);
+    await sleep(3_000);
+    running = false;
+    const outcomes = (await load).flat();
+    const ok = (outcome: Outcome) => outcome.status === 200 || outcome.status === 201;
+    const failed = outcomes.filter(({ outcome }) => !ok(outcome));
+    const summary = `${JSON.stringify(tally(outcomes.map(({ outcome }) => outcome)))}; failed ones sent at kill ${failed.map(({ sentAt }) => `${sentAt - killedAt >= 0 ? '+' : ''}${sentAt - killedAt}`).join(' ')} ms`;
+    // Only requests that reached the instance while it died fail: sent before the kill, or in the
+    // few milliseconds the kernel takes to tear the process down (its listening socket still
+    // accepts meanwhile). Everything sent later is routed to the other instance.
+    expect(
+      failed.every(({ sentAt }) => sentAt <= killedAt + DYING_MS),
+      summary,
+    ).toBe(true);
+    expect(failed.length, summary).toBeLessThanOrEqual(2 * concurrency);
+    expect((await cluster.status()).apps.filter((app) => app.up)).toHaveLength(1);
+  }, 60_000);
+
+  it('loses no acknowledged write when the primary dies under load, and writes resume', async () => {
+    await waitForSyncStandby();
+    const seed = await api.post('/v1/pets', { name: 'before the crash', categoryId: 5 });
+    expect(seed.status).toBe(201);
+    const seedPet = seed.body as Pet;
+
+    let killedAt = 0;
+    let writesBackAt = 0;
+    let stopped = false;
+    const running = () => !stopped;
+    const writing = Promise.all([1, 2].map((n) => keepWriting(api, `crash ${n}`, running)));
+    const reading = Promise.all([1, 2].map(() => keepReading(api, seedPet.id, running)));
+    // Notices when writes answer again after the kill.
+    const watching = (async () => {
+      while (!writesBackAt && (!killedAt || Date.now() < killedAt + 60_000)) {
+        await sleep(100);
+        const probe = await api.post('/v1/pets', { name: `probe ${randomUUID()}`, categoryId: 5 });
+        if (killedAt && probe.status === 201) writesBackAt = Date.now();
+      }
+    })();
+    await sleep(1_000);
+    const { killed, at } = await cluster.run<{ killed: string; at: string }>('kill-primary');
+    killedAt = Date.parse(at);
+    await watching;
+    await sleep(3_000);
+    stopped = true;
+    const writes = (await writing).flat();
+    const reads = (await reading).flat();
+
+    const windowMs = writesBackAt - killedAt;
+    const failedWrites = writes.filter((write) => write.outcome.status !== 201);
+    const writeSummary = `killed ${killed}; writes back after ${windowMs} ms; writes ${JSON.stringify(
+      tally(writes.map((write) => write.outcome)),
+    )}; reads ${JSON.stringify(tally(reads))}`;
+    console.info(`[cluster] ${writeSummary}`);
+
+    expect(writesBackAt, writeSummary).toBeGreaterThan(0);
+    expect(windowMs, writeSummary).toBeLessThanOrEqual(WRITES_BACK_WITHIN_MS);
+    expect(
+      failedWrites.every((write) => isUnavailable(write.outcome)),
+      writeSummary,
+    ).toBe(true);
+    // Every read that fails is a 503. The share served (the issue's target is 99 %) is reported,
+    // not asserted: API-key lookups on a cache miss still go to the primary (src/auth).
+    expect(reads.filter((read) => read.status !== 200).every(isUnavailable), writeSummary).toBe(
+      true,
+    );
+
+    // Every acknowledged pet is on the promoted node, once.
+    const acknowledged = writes.filter((write) => write.outcome.status === 201);
+    const lost = (
+      await inParallel(acknowledged.length, 8, async (index) => {
+        const pet = acknowledged[index].outcome.body as Pet;
+        const answer = await api.get(`/v1/pets/${pet.id}`);
+        return JSON.stringify(answer.body) === JSON.stringify(pet) ? 0 : 1;
+      })
+    ).reduce((sum: number, one: number) => sum + one, 0);
+    expect(lost, `lost ${lost} of ${acknowledged.length} acknowledged writes`).toBe(0);
+
+    // A write answered 503 may have committed: retried with its Idempotency-Key, it is stored once.
+    const retried = await inParallel(failedWrites.length, 4, (index) =>
+      api.post('/v1/pets', failedWrites[index].body, {
+        'idempotency-key': failedWrites[index].idempotencyKey,
+      }),
+    );
+    expect(
+      retried.every((outcome) => outcome.status === 201),
+      JSON.stringify(tally(retried)),
+    ).toBe(true);
+    const counts = await countByName(
+      writeUrl,
+      writes.map((write) => write.body.name),
+    );
+    const notOnce = writes.filter((write) => counts.get(write.body.name) !== 1);
+    expect(
+      notOnce.length,
+      `${notOnce.length} of ${writes.length} written names not stored exactly once`,
+    ).toBe(0);
+  }, 120_000);
+});
