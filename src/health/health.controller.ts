@@ -1,27 +1,15 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import {
-  HealthCheck,
-  HealthCheckService,
-  type HealthCheckResult,
-  TypeOrmHealthIndicator,
-} from '@nestjs/terminus';
-import { DataSource } from 'typeorm';
+import { HealthCheck, type HealthCheckResult } from '@nestjs/terminus';
 import { Public } from '../auth/public.decorator.js';
-
-/** A readiness probe that hangs is as bad as a failed one: give up after this long. */
-const DATABASE_PING_TIMEOUT_MS = 1_000;
+import { ReadinessCheck } from './readiness-check.js';
 
 /** Probes for orchestrators: outside `/v1`, public, not part of the API document. */
 @Public()
 @ApiExcludeController()
 @Controller('health')
 export class HealthController {
-  constructor(
-    private readonly health: HealthCheckService,
-    private readonly database: TypeOrmHealthIndicator,
-    private readonly dataSource: DataSource,
-  ) {}
+  constructor(private readonly readiness: ReadinessCheck) {}
 
   /** The process is up and serving HTTP. */
   @Get('live')
@@ -35,12 +23,6 @@ export class HealthController {
   // loads a second, unbundled @nestjs/swagger at start, which cost most of a second.
   @HealthCheck({ swaggerDocumentation: false, noCache: true })
   ready(): Promise<HealthCheckResult> {
-    return this.health.check([
-      () =>
-        this.database.pingCheck('database', {
-          connection: this.dataSource,
-          timeout: DATABASE_PING_TIMEOUT_MS,
-        }),
-    ]);
+    return this.readiness.check();
   }
 }
