@@ -12,6 +12,8 @@ import { createLogger, NestPinoLogger } from './logging/logger.js';
 import { recordHttpMetrics } from './metrics/http-metrics.js';
 import { Metrics } from './metrics/metrics.js';
 import { operationsByRoute } from './metrics/operations.js';
+import { traceRequests } from './telemetry/traced-requests.js';
+import { isTracingOn } from './telemetry/tracing.js';
 
 /**
  * Builds the whole application, initialised but not listening. `main.ts` and the e2e tests both
@@ -31,6 +33,7 @@ export async function createApp(
     abortOnError: false,
   });
   configureHttpServer(adapter.getInstance(), app.get(RouteTable));
+  if (isTracingOn()) traceRequests(adapter.getInstance());
   app.enableVersioning({ type: VersioningType.URI });
   const document = buildOpenApiDocument(app, config);
   setupDocs(app, document);

@@ -6,6 +6,8 @@ import { dataSourceOptions, openDataSource, sqliteConnectionOf } from './data-so
 import { PostgresSqlRunner } from './postgres-sql-runner.js';
 import { SqlRunner } from './sql-runner.js';
 import { SqliteSqlRunner } from './sqlite-sql-runner.js';
+import { TracedSqlRunner } from '../telemetry/traced-sql-runner.js';
+import { isTracingOn } from '../telemetry/tracing.js';
 
 @Global()
 @Module({
@@ -20,10 +22,13 @@ import { SqliteSqlRunner } from './sqlite-sql-runner.js';
     {
       provide: SqlRunner,
       inject: [DataSource],
-      useFactory: (dataSource: DataSource): SqlRunner =>
-        dataSource.options.type === 'postgres'
-          ? new PostgresSqlRunner(dataSource)
-          : new SqliteSqlRunner(sqliteConnectionOf(dataSource)),
+      useFactory: (dataSource: DataSource): SqlRunner => {
+        const runner =
+          dataSource.options.type === 'postgres'
+            ? new PostgresSqlRunner(dataSource)
+            : new SqliteSqlRunner(sqliteConnectionOf(dataSource));
+        return isTracingOn() ? new TracedSqlRunner(runner) : runner;
+      },
     },
   ],
   exports: [SqlRunner],
