@@ -6,8 +6,10 @@ import { dataSourceOptions, openDataSource, sqliteConnectionOf } from './data-so
 import { PostgresSqlRunner } from './postgres-sql-runner.js';
 import { SqlRunner } from './sql-runner.js';
 import { SqliteSqlRunner } from './sqlite-sql-runner.js';
-import { TracedSqlRunner } from '../telemetry/traced-sql-runner.js';
+import { Metrics } from '../metrics/metrics.js';
+import { InstrumentedSqlRunner } from '../telemetry/instrumented-sql-runner.js';
 import { isTracingOn } from '../telemetry/tracing.js';
+import { observePostgresPools } from './pool-stats.js';
 
 @Global()
 @Module({
@@ -21,13 +23,18 @@ import { isTracingOn } from '../telemetry/tracing.js';
   providers: [
     {
       provide: SqlRunner,
-      inject: [DataSource],
-      useFactory: (dataSource: DataSource): SqlRunner => {
+      // Metrics exist only with METRICS_PORT set (metrics.module.ts).
+      inject: [DataSource, { token: Metrics, optional: true }],
+      useFactory: (dataSource: DataSource, metrics?: Metrics): SqlRunner => {
         const runner =
           dataSource.options.type === 'postgres'
             ? new PostgresSqlRunner(dataSource)
             : new SqliteSqlRunner(sqliteConnectionOf(dataSource));
-        return isTracingOn() ? new TracedSqlRunner(runner) : runner;
+        if (metrics && dataSource.options.type === 'postgres')
+          observePostgresPools(metrics, dataSource);
+        return metrics || isTracingOn()
+          ? new InstrumentedSqlRunner(runner, metrics, 'primary')
+          : runner;
       },
     },
   ],

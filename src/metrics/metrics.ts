@@ -2,6 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { ReadinessCheck } from '../health/readiness-check.js';
 
+export interface PoolStats {
+  role: 'primary' | 'replica';
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
 /** Upper bounds in seconds: fine below 100 ms, where the API answers, coarse up to the 30 s timeout. */
 const LATENCY_BUCKETS = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
@@ -57,6 +64,16 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly databaseQueryDuration = new Histogram({
+    name: 'animal_store_db_query_duration_seconds',
+    help: 'Time the database took per statement of the pets repository, by statement and by server role.',
+    labelNames: ['operation', 'role'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  private poolStats: () => PoolStats[] = () => [];
+
   readonly sunsets = new Gauge({
     name: 'animal_store_operation_sunset_timestamp_seconds',
     help: 'When a deprecated operation stops working (its Sunset header), in Unix seconds.',
@@ -73,6 +90,25 @@ export class Metrics {
         this.set((await readiness.isReady()) ? 1 : 0);
       },
     });
+    const readPools = () => this.poolStats();
+    new Gauge({
+      name: 'animal_store_db_pool_connections',
+      help: 'PostgreSQL connections of this instance, by pool role and state (total, idle, waiting requests).',
+      labelNames: ['role', 'state'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const { role, total, idle, waiting } of readPools()) {
+          this.set({ role, state: 'total' }, total);
+          this.set({ role, state: 'idle' }, idle);
+          this.set({ role, state: 'waiting' }, waiting);
+        }
+      },
+    });
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Where the pool gauge reads from at each scrape; PostgreSQL only (database.module.ts). */
+  observePools(stats: () => PoolStats[]): void {
+    this.poolStats = stats;
   }
 }

@@ -158,6 +158,31 @@ describe.skipIf(!hasPrometheus).each(ENGINES)(
       ).toEqual([`operation=getPet ${SUNSET_OF_GET_PET}`]);
     });
 
+    it('times each statement of the pets repository by name and server role', async () => {
+      expect(
+        byLabels(
+          await samplesOf(
+            prometheus,
+            'sum by (operation, role) (animal_store_db_query_duration_seconds_count)',
+          ),
+          ['operation', 'role'],
+        ),
+      ).toEqual([
+        'operation=INSERT idempotency_keys,role=primary 2',
+        'operation=INSERT pets,role=primary 2',
+        'operation=SELECT idempotency_keys,role=primary 1',
+        'operation=SELECT pets,role=primary 5',
+      ]);
+      const pools = await prometheus.query('animal_store_db_pool_connections');
+      if (engine === 'postgres')
+        expect(byLabels(pools, ['role', 'state']).map((s) => s.split(' ')[0])).toEqual([
+          'role=primary,state=idle',
+          'role=primary,state=total',
+          'role=primary,state=waiting',
+        ]);
+      else expect(pools).toEqual([]);
+    });
+
     it('reports readiness, requests in flight and Node process metrics', async () => {
       expect(byLabels(await samplesOf(prometheus, 'animal_store_ready'), [])).toEqual([' 1']);
       expect(
