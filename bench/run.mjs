@@ -1,11 +1,12 @@
-// npm run bench -- [--rows N] [--pg URL] [--scale] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C]
+// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C]
 //
 // Races the real service against bench/reference (same API on bare Fastify + better-sqlite3). Both
 // run at once, idle but for the one under load, and take turns in short slices (A B B A A B …), so
 // each service/reference ratio compares two measurements taken seconds apart: a shared VM's speed
 // drifts by tens of percent over a minute, and ratios of runs minutes apart would measure the drift.
 // Reports medians of those per-slice ratios.
-// --pg runs the service alone on PostgreSQL; --scale compares a deep page with page 1 on the service.
+// --pg runs the service alone on PostgreSQL; --scale compares a deep page with page 1 on the service;
+// --observability races the service against itself with metrics on and with tracing on.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -15,13 +16,14 @@ import { prepareSqlite, preparePostgres } from './lib/data.mjs';
 import { loadGenerator, runLoad } from './lib/load.mjs';
 import { pinning } from './lib/cpu.mjs';
 import { printReport, summarize } from './lib/report.mjs';
-import { startServer } from './lib/servers.mjs';
+import { startOtlpSink, startServer } from './lib/servers.mjs';
 
 const { values: opts } = parseArgs({
   options: {
     rows: { type: 'string', default: '10000' },
     pg: { type: 'string' },
     scale: { type: 'boolean', default: false },
+    observability: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },
     slice: { type: 'string', default: '2' },
@@ -49,9 +51,22 @@ if (serviceStart[0] !== 'node')
 const CONTENDERS = {
   service: { nodeArgs: serviceStart.slice(1), port: 31100 },
   reference: { nodeArgs: ['bench/reference/server.mjs'], port: 31101 },
+  metrics: { nodeArgs: serviceStart.slice(1), port: 31102, env: { METRICS_PORT: '31103' } },
+  // Every request traced (the SDK's default sampler) and exported to a sink in this process.
+  tracing: {
+    nodeArgs: serviceStart.slice(1),
+    port: 31104,
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: '' },
+  },
 };
 // The reference is SQLite-only by design, and --scale is a property of the service alone.
-const contenders = opts.pg || opts.scale ? ['service'] : ['service', 'reference'];
+const contenders = opts.observability
+  ? ['service', 'metrics', 'tracing']
+  : opts.pg || opts.scale
+    ? ['service']
+    : ['service', 'reference'];
+const otlpSink = opts.observability ? await startOtlpSink() : undefined;
+if (otlpSink) CONTENDERS.tracing.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlpSink.endpoint;
 
 process.stderr.write('building the service…\n');
 execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
@@ -73,6 +88,7 @@ try {
   process.exit(1);
 }
 rmSync(workDir, { recursive: true, force: true });
+otlpSink?.close();
 
 const result = {
   startedAt: new Date().toISOString(),
@@ -88,6 +104,7 @@ const result = {
     loadGenerator,
     pinning,
     scale: opts.scale,
+    observability: opts.observability,
   },
   runs,
   summary: summarize(
@@ -147,7 +164,7 @@ async function runRound(round) {
 }
 
 async function startContender(contender, round) {
-  const { nodeArgs, port } = CONTENDERS[contender];
+  const { nodeArgs, port, env: own = {} } = CONTENDERS[contender];
   const sqlitePath = opts.pg ? undefined : data.freshCopy();
   const env = {
     NODE_ENV: 'production',
@@ -158,6 +175,7 @@ async function startContender(contender, round) {
     // a 429 benchmark. The reference has no rate limiter, so the service runs without one too.
     RATE_LIMIT_PER_MINUTE: '0',
     DATABASE_PATH: sqlitePath ?? '',
+    ...own,
   };
   const server = await startServer({
     name: contender,

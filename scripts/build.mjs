@@ -36,6 +36,9 @@ const EXTERNAL = [
   'class-validator',
   // Finds its static files relative to its own directory.
   'swagger-ui-dist',
+  // Loaded only when tracing is on (src/telemetry/tracing.ts), as the SDK ships: one copy of the
+  // API for the SDK and for us, and instrumentation hooks on modules loaded from node_modules.
+  '@opentelemetry/*',
   // Optional peers that Nest and Fastify import only when an application uses them.
   '@nestjs/microservices',
   '@nestjs/microservices/*',

@@ -8,6 +8,7 @@ import { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { RouteTable } from './http/route-table.js';
 import { PetsModule } from './pets/pets.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
@@ -27,6 +28,7 @@ export class AppModule {
         RateLimitModule.forRoot(config),
         PetsModule,
         HealthModule,
+        MetricsModule.forRoot(config),
       ],
       providers: [
         RouteTable,

@@ -9,6 +9,11 @@ import { createHttpAdapter } from './http/http-adapter.js';
 import { configureHttpServer } from './http/http-server.js';
 import { RouteTable } from './http/route-table.js';
 import { createLogger, NestPinoLogger } from './logging/logger.js';
+import { recordHttpMetrics } from './metrics/http-metrics.js';
+import { Metrics } from './metrics/metrics.js';
+import { operationsByRoute } from './metrics/operations.js';
+import { traceRequests } from './telemetry/traced-requests.js';
+import { isTracingOn } from './telemetry/tracing.js';
 
 /**
  * Builds the whole application, initialised but not listening. `main.ts` and the e2e tests both
@@ -28,8 +33,12 @@ export async function createApp(
     abortOnError: false,
   });
   configureHttpServer(adapter.getInstance(), app.get(RouteTable));
+  if (isTracingOn()) traceRequests(adapter.getInstance());
   app.enableVersioning({ type: VersioningType.URI });
-  setupDocs(app, buildOpenApiDocument(app, config));
+  const document = buildOpenApiDocument(app, config);
+  setupDocs(app, document);
+  if (config.metricsPort !== undefined)
+    recordHttpMetrics(adapter.getInstance(), app.get(Metrics), operationsByRoute(document));
   await app.init();
   return app;
 }

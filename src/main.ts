@@ -1,7 +1,7 @@
 import 'reflect-metadata';
-import { createApp } from './app.js';
 import { ConfigError, loadConfig, loadDotEnv } from './config/app-config.js';
 import { createLogger } from './logging/logger.js';
+import { startTracing } from './telemetry/tracing.js';
 
 /** Longest a graceful stop may take before the process gives up on in-flight work. */
 const SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -10,6 +10,9 @@ async function bootstrap(): Promise<void> {
   loadDotEnv();
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  const tracing = await startTracing();
+  // Loaded after tracing started, so its instrumentation sees the HTTP server being created.
+  const { createApp } = await import('./app.js');
   const app = await createApp(config, logger);
   await app.listen({ port: config.port, host: config.host });
 
@@ -21,13 +24,16 @@ async function bootstrap(): Promise<void> {
         process.exit(1);
       }, SHUTDOWN_TIMEOUT_MS).unref();
       // Stops the server (in-flight requests complete), then closes the database.
-      app.close().then(
-        () => logger.info('stopped'),
-        (error: unknown) => {
-          logger.error({ err: error }, 'error while shutting down');
-          process.exitCode = 1;
-        },
-      );
+      app
+        .close()
+        .then(() => tracing?.shutdown())
+        .then(
+          () => logger.info('stopped'),
+          (error: unknown) => {
+            logger.error({ err: error }, 'error while shutting down');
+            process.exitCode = 1;
+          },
+        );
     });
   }
 }

@@ -58,36 +58,16 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
 
   const service = byContender('service');
   const reference = byContender('reference');
-  // Throughput: a ratio per slice pair (service and reference measured back to back, seconds
-  // apart), then the median over every pair of the run. p99: a ratio per round, each side's p99
-  // over all its slices of the round (a 2 s slice holds too few requests for a steady p99).
   const ratios =
-    reference.length === 0
-      ? undefined
-      : Object.fromEntries(
-          scenarioNames.map((scenario) => {
-            const pairs = service.flatMap((run, i) =>
-              run.scenarios[scenario].map((s, slice) => [
-                s,
-                reference[i].scenarios[scenario][slice],
-              ]),
-            );
-            return [
-              scenario,
-              {
-                pairs: pairs.length,
-                rps: median(pairs.map(([s, r]) => s.rps / r.rps)),
-                p99: median(
-                  service.map(
-                    (run, i) =>
-                      combine(run.scenarios[scenario]).p99Ms /
-                      combine(reference[i].scenarios[scenario]).p99Ms,
-                  ),
-                ),
-              },
-            ];
-          }),
-        );
+    reference.length === 0 ? undefined : pairedRatios(service, reference, scenarioNames);
+  // With --observability: the service with metrics on, and with tracing on, over the service with
+  // both off.
+  const observability = byContender('metrics').length
+    ? {
+        metrics: pairedRatios(byContender('metrics'), service, scenarioNames),
+        tracing: pairedRatios(byContender('tracing'), service, scenarioNames),
+      }
+    : undefined;
   const deepOverPage1 = scale
     ? median(
         service.map((run) => combine(run.scenarios.deep).p50Ms / combine(run.scenarios.list).p50Ms),
@@ -106,6 +86,8 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
     check(`${scenario} req/s, service/reference`, ratio.rps, '≥', 0.5);
     check(`${scenario} p99 at ${connections} connections, service/reference`, ratio.p99, '≤', 2.0);
   }
+  for (const [scenario, ratio] of Object.entries(observability?.metrics ?? {}))
+    check(`${scenario} req/s, metrics on / off`, ratio.rps, '≥', 0.95);
   if (scale) check('deep page p50 / page 1 p50', deepOverPage1, '≤', 1.3);
   check('service peak RSS under load', contenders.service.peakRssMb, '≤', 200, ' MB');
   if (!pg)
@@ -121,11 +103,40 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
     .reduce((sum, slice) => sum + slice.errors, 0);
   check('errors (non-2xx, socket errors, timeouts)', errors, '≤', 0);
 
-  return { contenders, ratios, deepOverPage1, targets };
+  return { contenders, ratios, observability, deepOverPage1, targets };
+}
+
+/**
+ * Throughput: a ratio per slice pair (the two measured back to back, seconds apart), then the
+ * median over every pair of the run. p99: a ratio per round, each side's p99 over all its slices
+ * of the round (a 2 s slice holds too few requests for a steady p99).
+ */
+function pairedRatios(numerator, denominator, scenarioNames) {
+  return Object.fromEntries(
+    scenarioNames.map((scenario) => {
+      const pairs = numerator.flatMap((run, i) =>
+        run.scenarios[scenario].map((s, slice) => [s, denominator[i].scenarios[scenario][slice]]),
+      );
+      return [
+        scenario,
+        {
+          pairs: pairs.length,
+          rps: median(pairs.map(([a, b]) => a.rps / b.rps)),
+          p99: median(
+            numerator.map(
+              (run, i) =>
+                combine(run.scenarios[scenario]).p99Ms /
+                combine(denominator[i].scenarios[scenario]).p99Ms,
+            ),
+          ),
+        },
+      ];
+    }),
+  );
 }
 
 export function printReport({ setup, machine, summary }) {
-  const { contenders, ratios, deepOverPage1, targets } = summary;
+  const { contenders, ratios, observability, deepOverPage1, targets } = summary;
   const out = [];
   out.push(
     '',
@@ -162,6 +173,13 @@ export function printReport({ setup, machine, summary }) {
   out.push(...formatTable(table));
   if (deepOverPage1 !== undefined)
     out.push('', `deep page p50 / page 1 p50: ${deepOverPage1.toFixed(2)}`);
+  for (const [feature, byScenario] of Object.entries(observability ?? {}))
+    out.push(
+      '',
+      `${feature} on / off, req/s (p99): ${Object.entries(byScenario)
+        .map(([scenario, r]) => `${scenario} ${r.rps.toFixed(2)} (${r.p99.toFixed(2)})`)
+        .join(', ')}`,
+    );
 
   out.push('', 'targets:');
   for (const t of targets) {

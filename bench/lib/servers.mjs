@@ -1,6 +1,7 @@
 // Starts the service or the reference as a real production process pinned to CPU 0, and measures
 // what only the process itself can tell: time from spawn to a 200 on /health/ready, and peak RSS.
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
 import { openSync, closeSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -48,6 +49,21 @@ export async function startServer({ name, nodeArgs, env, port, logFile }) {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
     },
+  };
+}
+
+/** Accepts OTLP/HTTP exports and drops them: the tracing contender needs somewhere to send spans. */
+export async function startOtlpSink() {
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () =>
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}'),
+    );
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    endpoint: `http://127.0.0.1:${server.address().port}`,
+    close: () => server.close(),
   };
 }
 

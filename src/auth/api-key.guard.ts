@@ -4,6 +4,7 @@ import { AuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, INVALID_API_KEY_MESSAGE, unauthorized } from '../common/api-error.js';
 import { API_KEY_STRATEGY } from './bearer.strategy.js';
+import { inSpan } from '../telemetry/tracing.js';
 import { isPublicRoute } from './public.decorator.js';
 
 /** Default-deny: every route needs a valid API key unless it is marked `@Public()`. */
@@ -14,7 +15,8 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
   }
 
   override canActivate(context: ExecutionContext) {
-    return isPublicRoute(this.reflector, context) || super.canActivate(context);
+    if (isPublicRoute(this.reflector, context)) return true;
+    return inSpan('ApiKeyGuard', {}, () => super.canActivate(context) as Promise<boolean>);
   }
 
   override handleRequest<T>(

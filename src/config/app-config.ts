@@ -29,6 +29,9 @@ export class AppConfig {
   readonly rateLimitPerMinute!: number;
   /** Where replicas share rate-limit counters; undefined: each process counts alone. */
   readonly redisUrl?: string;
+  /** The Prometheus listener's port; undefined: no metrics are kept or served. */
+  readonly metricsPort?: number;
+  readonly metricsHost!: string;
 }
 
 export class ConfigError extends Error {
@@ -53,6 +56,8 @@ const DEFAULTS = {
   BODY_LIMIT_BYTES: '16384',
   RATE_LIMIT_PER_MINUTE: '600',
   REDIS_URL: '',
+  METRICS_PORT: '',
+  METRICS_HOST: '127.0.0.1',
 } as const;
 
 /** Every variable the service reads. */
@@ -84,6 +89,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       1_000_000,
     ),
     redisUrl: optionalRedisUrl('REDIS_URL', read('REDIS_URL')),
+    metricsPort: optionalPort('METRICS_PORT', read('METRICS_PORT')),
+    metricsHost: nonEmpty('METRICS_HOST', read('METRICS_HOST')),
   };
   return Object.freeze(Object.assign(new AppConfig(), config));
 }
@@ -107,6 +114,10 @@ function integer(name: string, value: string, min: number, max: number): number 
   const parsed = /^\d+$/.test(value) ? Number(value) : NaN;
   if (parsed >= min && parsed <= max) return parsed;
   throw new ConfigError(name, `an integer from ${min} to ${max}`, value);
+}
+
+function optionalPort(name: string, value: string): number | undefined {
+  return value === '' ? undefined : integer(name, value, 0, 65535);
 }
 
 function databaseUrl(name: string, value: string): DatabaseConfig {

@@ -6,6 +6,19 @@ import { dataSourceOptions, openDataSource, sqliteConnectionOf } from './data-so
 import { PostgresSqlRunner } from './postgres-sql-runner.js';
 import { SqlRunner } from './sql-runner.js';
 import { SqliteSqlRunner } from './sqlite-sql-runner.js';
+import { Metrics } from '../metrics/metrics.js';
+import { type DatabaseRole, InstrumentedSqlRunner } from '../telemetry/instrumented-sql-runner.js';
+import { isTracingOn } from '../telemetry/tracing.js';
+import { observePostgresPools } from './pool-stats.js';
+
+/** The engine's runner as it is, unless metrics or traces want each statement observed. */
+function instrumented(
+  runner: SqlRunner,
+  metrics: Metrics | undefined,
+  readRole: DatabaseRole = 'primary',
+): SqlRunner {
+  return metrics || isTracingOn() ? new InstrumentedSqlRunner(runner, metrics, readRole) : runner;
+}
 
 @Global()
 @Module({
@@ -19,11 +32,21 @@ import { SqliteSqlRunner } from './sqlite-sql-runner.js';
   providers: [
     {
       provide: SqlRunner,
-      inject: [DataSource],
-      useFactory: (dataSource: DataSource): SqlRunner =>
-        dataSource.options.type === 'postgres'
-          ? new PostgresSqlRunner(dataSource)
-          : new SqliteSqlRunner(sqliteConnectionOf(dataSource)),
+      // Metrics exist only with METRICS_PORT set (metrics.module.ts).
+      inject: [DataSource, { token: Metrics, optional: true }],
+      useFactory: (dataSource: DataSource, metrics?: Metrics): SqlRunner => {
+        if (dataSource.options.type !== 'postgres')
+          return instrumented(new SqliteSqlRunner(sqliteConnectionOf(dataSource)), metrics);
+        if (metrics) observePostgresPools(metrics, dataSource);
+        const runner = new PostgresSqlRunner(dataSource, () =>
+          metrics?.databaseReadFallbacks.inc(),
+        );
+        return instrumented(
+          runner,
+          metrics,
+          dataSource.options.replication ? 'replica' : 'primary',
+        );
+      },
     },
   ],
   exports: [SqlRunner],

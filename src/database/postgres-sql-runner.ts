@@ -12,7 +12,11 @@ export class PostgresSqlRunner extends SqlRunner {
   readonly engine = 'postgres';
   private readonly hasReadNode: boolean;
 
-  constructor(private readonly dataSource: DataSource) {
+  /** `onReadFallback` hears of each read the primary answered because the read node failed. */
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly onReadFallback: () => void = () => {},
+  ) {
     super();
     this.hasReadNode = dataSource.options.type === 'postgres' && !!dataSource.options.replication;
   }
@@ -28,6 +32,7 @@ export class PostgresSqlRunner extends SqlRunner {
       return await this.runOn('slave', sql, params);
     } catch (error) {
       if (!isReadNodeFailure(error)) throw error;
+      this.onReadFallback();
       return this.runOn('master', sql, params);
     }
   }

@@ -1,5 +1,5 @@
 import { RouteConfig } from '@nestjs/platform-fastify';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, RouteOptions } from 'fastify';
 
 /**
  * Headers a route sends on every response, errors from the guard and pipes included, which an
@@ -9,8 +9,16 @@ export const RouteHeaders = (headers: Record<string, string>) =>
   RouteConfig({ responseHeaders: headers });
 
 export function routeHeaders(request: FastifyRequest): Record<string, string> | undefined {
-  return (request.routeOptions.config as { responseHeaders?: Record<string, string> } | undefined)
-    ?.responseHeaders;
+  return headersIn(request.routeOptions.config);
+}
+
+/** The same headers, read from a route as it is registered. */
+export function registeredRouteHeaders(route: RouteOptions): Record<string, string> | undefined {
+  return headersIn(route.config);
+}
+
+function headersIn(config: unknown): Record<string, string> | undefined {
+  return (config as { responseHeaders?: Record<string, string> } | undefined)?.responseHeaders;
 }
 
 export interface Deprecation {

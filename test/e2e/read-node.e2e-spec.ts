@@ -7,6 +7,7 @@ import {
   tally,
   type ApiClient,
 } from '../support/http-client.js';
+import { freePort } from '../support/free-port.js';
 import { startPgCluster, type PgCluster } from '../support/pg-cluster.js';
 import { runApiKeyCli, startServer, type ServerProcess } from '../support/processes.js';
 import { ENGINES } from '../support/test-database.js';
@@ -37,6 +38,14 @@ describe.skipIf(!ENGINES.includes('postgres'))(
     let server: ServerProcess;
     let api: ApiClient;
     let created: { id: number; name: string };
+    let metricsUrl: string;
+
+    /** One sample of the service's /metrics, 0 when absent. */
+    async function metric(series: string): Promise<number> {
+      const text = await (await fetch(metricsUrl)).text();
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      return line ? Number(line.slice(series.length + 1)) : 0;
+    }
 
     beforeAll(async () => {
       primary = await startPgCluster();
@@ -49,11 +58,14 @@ describe.skipIf(!ENGINES.includes('postgres'))(
         READ_NODE_PET.name,
         READ_NODE_PET.categoryId,
       ]);
+      const metricsPort = await freePort();
+      metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
       server = await startServer({
         NODE_ENV: 'production',
         RATE_LIMIT_PER_MINUTE: '0',
         DATABASE_URL: primary.url,
         DATABASE_READ_URL: readNode.url,
+        METRICS_PORT: String(metricsPort),
       });
       api = apiClient(server.baseUrl, key, 8);
       const answer = await api.post('/v1/pets', { name: 'written to the primary', categoryId: 1 });
@@ -72,6 +84,17 @@ describe.skipIf(!ENGINES.includes('postgres'))(
       expect(list.status).toBe(200);
       expect(list.body).toEqual([READ_NODE_PET]);
       expect((await api.get(`/v1/pets/${READ_NODE_PET.id}`)).body).toEqual(READ_NODE_PET);
+      // Metrics: the reads are timed under the replica role, the create under the primary.
+      expect(
+        await metric(
+          'animal_store_db_query_duration_seconds_count{operation="SELECT pets",role="replica"}',
+        ),
+      ).toBeGreaterThanOrEqual(2);
+      expect(
+        await metric(
+          'animal_store_db_query_duration_seconds_count{operation="INSERT pets",role="primary"}',
+        ),
+      ).toBe(1);
     });
 
     it('answers every read from the primary while the read node stops and stays down', async () => {
@@ -103,6 +126,7 @@ describe.skipIf(!ENGINES.includes('postgres'))(
       expect(down[1].body).toEqual([created]);
       expect(down[0].body).toMatchObject(created);
       expect((await api.get('/health/ready')).status).toBe(200);
+      expect(await metric('animal_store_db_read_fallbacks_total')).toBeGreaterThanOrEqual(100);
     });
 
     it('sends reads to the read node again once it is back', async () => {

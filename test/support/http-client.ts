@@ -12,7 +12,7 @@ export interface Outcome {
 }
 
 export interface ApiClient {
-  get(path: string): Promise<Outcome>;
+  get(path: string, headers?: Record<string, string>): Promise<Outcome>;
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<Outcome>;
   /** Closes the kept-alive sockets. */
   close(): void;
@@ -69,7 +69,7 @@ export function apiClient(baseUrl: string, key: string | null, connections = 8):
     });
   };
   return {
-    get: (path) => send('GET', path),
+    get: (path, headers) => send('GET', path, undefined, headers),
     post: (path, body, headers) => send('POST', path, body, headers),
     close: () => agent.destroy(),
   };

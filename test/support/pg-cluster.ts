@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { chown, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort } from './free-port.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -105,15 +105,4 @@ async function ownedByPostgres(dir: string): Promise<string[]> {
   const gid = Number((await execFileAsync('id', ['-g', 'postgres'])).stdout);
   await chown(dir, uid, gid);
   return ['runuser', '-u', 'postgres', '--'];
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -144,4 +144,31 @@ describe('bench summary', () => {
     expect(pooled.p99Ms).toBe(50);
     expect(combine([fast, fast]).p99Ms).toBe(1);
   });
+
+  it('with --observability, compares metrics on and tracing on with both off, and checks the 0.95 line', () => {
+    const runs = [
+      run('service', 1, 1000, 10),
+      run('metrics', 1, 960, 11),
+      run('tracing', 1, 700, 15),
+      run('service', 2, 1000, 10),
+      run('metrics', 2, 900, 12),
+      run('tracing', 2, 650, 16),
+    ];
+
+    const { ratios, observability, targets } = summarize(runs, ['list'], {
+      pg: undefined,
+      scale: false,
+      connections: 32,
+    });
+
+    expect(ratios).toBeUndefined();
+    expect(observability).toEqual({
+      metrics: { list: { pairs: 2, rps: expect.closeTo(0.93, 9), p99: expect.closeTo(1.15, 9) } },
+      tracing: { list: { pairs: 2, rps: expect.closeTo(0.675, 9), p99: expect.closeTo(1.55, 9) } },
+    });
+    expect(targets.find((t) => t.name === 'list req/s, metrics on / off')).toMatchObject({
+      value: expect.closeTo(0.93, 9),
+      met: false,
+    });
+  });
 });

@@ -32,6 +32,8 @@ describe('loadConfig', () => {
       bodyLimitBytes: 16384,
       rateLimitPerMinute: 600,
       redisUrl: undefined,
+      metricsPort: undefined,
+      metricsHost: '127.0.0.1',
     });
   });
 
@@ -55,6 +57,8 @@ describe('loadConfig', () => {
         'BODY_LIMIT_BYTES',
         'RATE_LIMIT_PER_MINUTE',
         'REDIS_URL',
+        'METRICS_PORT',
+        'METRICS_HOST',
       ].map((name) => [name, '']),
     );
     expect({ ...loadConfig(empty) }).toEqual({ ...loadConfig({}) });
@@ -310,6 +314,31 @@ describe('loadConfig', () => {
       const { message } = configError({ REDIS_URL: 'redis//user:secret@cache:6379' });
       expect(message).toContain('//***@cache');
       expect(message).not.toContain('secret');
+    });
+  });
+
+  describe('METRICS_PORT and METRICS_HOST', () => {
+    it('keep no metrics when METRICS_PORT is unset, and listen on loopback by default', () => {
+      expect(loadConfig({})).toMatchObject({ metricsPort: undefined, metricsHost: '127.0.0.1' });
+    });
+
+    it.each([
+      ['9464', 9464],
+      ['0', 0],
+    ])('accept METRICS_PORT %j', (value, expected) => {
+      expect(loadConfig({ METRICS_PORT: value }).metricsPort).toBe(expected);
+    });
+
+    it.each(['metrics', '65536', '-1'])('reject METRICS_PORT %j', (value) => {
+      expect(configError({ METRICS_PORT: value }).message).toBe(
+        `Invalid configuration: METRICS_PORT must be an integer from 0 to 65535 (got ${JSON.stringify(value)})`,
+      );
+    });
+
+    it('rejects a blank METRICS_HOST', () => {
+      expect(configError({ METRICS_HOST: ' ' }).message).toBe(
+        'Invalid configuration: METRICS_HOST must be a non-empty string (got " ")',
+      );
     });
   });
 

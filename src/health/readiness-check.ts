@@ -1,0 +1,45 @@
+import { Injectable } from '@nestjs/common';
+import {
+  HealthCheckService,
+  type HealthCheckResult,
+  HealthIndicatorService,
+} from '@nestjs/terminus';
+import { SqlRunner } from '../database/sql-runner.js';
+
+/** A readiness probe that hangs is as bad as a failed one: give up after this long. */
+const DATABASE_PING_TIMEOUT_MS = 1_000;
+
+/**
+ * Whether this instance can serve API requests: the database answers a read. Asked on the read
+ * path (the read node, falling back to the primary), so while a crashed primary is being replaced
+ * the instance stays in the balancer and keeps serving reads; writes meanwhile get their own 503
+ * (docs/deployment.md).
+ */
+@Injectable()
+export class ReadinessCheck {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly indicators: HealthIndicatorService,
+    private readonly db: SqlRunner,
+  ) {}
+
+  /** The probe's answer; throws terminus's 503 when the database does not answer. */
+  check(): Promise<HealthCheckResult> {
+    return this.health.check([
+      () =>
+        this.indicators
+          .check('database')
+          .attempt(async () => {
+            await this.db.read('SELECT 1', []);
+          })
+          .withTimeout(DATABASE_PING_TIMEOUT_MS),
+    ]);
+  }
+
+  async isReady(): Promise<boolean> {
+    return this.check().then(
+      () => true,
+      () => false,
+    );
+  }
+}

@@ -1,0 +1,106 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { ERROR_CODES } from '../common/error-codes.js';
+import { registeredRouteHeaders } from '../http/route-headers.js';
+import type { Metrics } from './metrics.js';
+import type { Operation } from './operations.js';
+
+/** The `operation` label of a request no route matched. */
+export const UNMATCHED = 'unmatched';
+
+const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
+
+/** Methods kept as label values; any other (a client may send WebDAV's, say) counts as `other`. */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/**
+ * Records every request the HTTP server answers. The `operation` label is the documented
+ * operationId, the route pattern for the routes outside the API (health probes, docs), or
+ * `unmatched`: a fixed set, whatever path a client sends.
+ */
+export function recordHttpMetrics(
+  fastify: FastifyInstance,
+  metrics: Metrics,
+  operations: ReadonlyMap<string, Operation>,
+): void {
+  const operationOf = (request: FastifyRequest): Operation | undefined => {
+    const route = request.routeOptions.url;
+    if (route === undefined || request.is404) return undefined;
+    return operations.get(`${request.method} ${route}`) ?? { id: route, deprecated: false };
+  };
+
+  // A request a client aborts may still finish later: each is taken out of the gauge once.
+  const inFlight = new WeakSet<FastifyRequest>();
+  const settle = (request: FastifyRequest): void => {
+    if (inFlight.delete(request)) metrics.requestsInFlight.dec();
+  };
+
+  // Routes are registered after this runs, so each deprecated one is seen with its Sunset header.
+  fastify.addHook('onRoute', (route) => recordSunset(metrics, operations, route));
+
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    inFlight.add(request);
+    metrics.requestsInFlight.inc();
+    done();
+  });
+  // Error bodies are objects until serialized; this is where their code can be read.
+  fastify.addHook('preSerialization', (request, reply, payload, done) => {
+    if (reply.statusCode >= 400) countError(metrics, request, payload);
+    done(null, payload);
+  });
+  fastify.addHook('onResponse', (request, reply, done) => {
+    settle(request);
+    const operation = operationOf(request);
+    metrics.requestDuration.observe(
+      {
+        operation: operation?.id ?? UNMATCHED,
+        method: METHODS.has(request.method) ? request.method : 'other',
+        status_class: STATUS_CLASSES[Math.floor(reply.statusCode / 100) - 1] ?? 'other',
+      },
+      reply.elapsedTime / 1000,
+    );
+    if (reply.getHeader('idempotent-replayed') === 'true') metrics.idempotentReplays.inc();
+    if (operation?.deprecated) countDeprecatedCall(metrics, request, reply, operation);
+    done();
+  });
+  fastify.addHook('onRequestAbort', (request, done) => {
+    settle(request);
+    done();
+  });
+}
+
+function recordSunset(
+  metrics: Metrics,
+  operations: ReadonlyMap<string, Operation>,
+  route: RouteOptions,
+): void {
+  const sunset = registeredRouteHeaders(route)?.Sunset;
+  if (sunset === undefined) return;
+  for (const method of [route.method].flat()) {
+    const operation = operations.get(`${method} ${route.url}`);
+    if (operation) metrics.sunsets.set({ operation: operation.id }, Date.parse(sunset) / 1000);
+  }
+}
+
+function countError(metrics: Metrics, request: FastifyRequest, payload: unknown): void {
+  const code = (payload as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !Object.hasOwn(ERROR_CODES, code)) return;
+  metrics.errors.inc({ code });
+  if (code === 'RATE_LIMITED')
+    metrics.rateLimited.inc({ limit: userOf(request) ? 'api_key' : 'auth_failures' });
+}
+
+/** Counted for callers the guard let through: those are the clients that must migrate. */
+function countDeprecatedCall(
+  metrics: Metrics,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  operation: Operation,
+): void {
+  const user = userOf(request);
+  if (user && reply.statusCode !== 401)
+    metrics.deprecatedCalls.inc({ operation: operation.id, api_key: user.name });
+}
+
+function userOf(request: FastifyRequest): { name: string } | undefined {
+  return (request as FastifyRequest & { user?: { name: string } }).user;
+}

@@ -1,0 +1,78 @@
+import { type Span, SpanStatusCode, trace } from '@opentelemetry/api';
+
+type Env = Record<string, string | undefined>;
+
+/** The tracer of our own spans (guard, database); the HTTP span comes from instrumentation-http. */
+const TRACER_NAME = 'animal-store-api';
+
+let tracingOn = false;
+
+/**
+ * Tracing is off unless an OTLP endpoint or a traces exporter is named, with the standard
+ * OpenTelemetry variables (docs/observability.md, "Traces"); OTEL_SDK_DISABLED and
+ * OTEL_TRACES_EXPORTER=none turn it off.
+ */
+export function tracingRequested(env: Env = process.env): boolean {
+  const named = Boolean(
+    env.OTEL_EXPORTER_OTLP_ENDPOINT ||
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ||
+    env.OTEL_TRACES_EXPORTER,
+  );
+  return named && env.OTEL_TRACES_EXPORTER !== 'none' && env.OTEL_SDK_DISABLED !== 'true';
+}
+
+export interface Tracing {
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Starts the OpenTelemetry SDK when requested; must run before the HTTP server module is loaded,
+ * so instrumentation-http sees every request. The SDK is imported only then: with tracing off,
+ * none of it is loaded and no hook is installed.
+ */
+export async function startTracing(env: Env = process.env): Promise<Tracing | undefined> {
+  if (!tracingRequested(env)) return undefined;
+  // Traces only: metrics are Prometheus's (METRICS_PORT), logs are the JSON lines on stdout.
+  env.OTEL_METRICS_EXPORTER ??= 'none';
+  env.OTEL_LOGS_EXPORTER ??= 'none';
+  env.OTEL_SERVICE_NAME ??= 'animal-store-api';
+  const { NodeSDK } = await import('@opentelemetry/sdk-node');
+  const { HttpInstrumentation } = await import('@opentelemetry/instrumentation-http');
+  const sdk = new NodeSDK({
+    // Incoming requests only: the service makes no outgoing HTTP calls worth a span.
+    instrumentations: [new HttpInstrumentation({ disableOutgoingRequestInstrumentation: true })],
+  });
+  sdk.start();
+  tracingOn = true;
+  return sdk;
+}
+
+export function isTracingOn(): boolean {
+  return tracingOn;
+}
+
+/**
+ * Runs `work` in a child span of the current one when tracing is on; otherwise just runs it, so
+ * the off path costs one boolean test.
+ */
+export function inSpan<T>(
+  name: string,
+  attributes: Record<string, string | number>,
+  work: () => Promise<T>,
+): Promise<T> {
+  if (!tracingOn) return work();
+  return trace
+    .getTracer(TRACER_NAME)
+    .startActiveSpan(name, { attributes }, (span) => endWhenSettled(span, work()));
+}
+
+async function endWhenSettled<T>(span: Span, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw error;
+  } finally {
+    span.end();
+  }
+}

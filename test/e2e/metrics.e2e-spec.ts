@@ -1,0 +1,236 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiClient, type ApiClient } from '../support/http-client.js';
+import { freePort } from '../support/free-port.js';
+import { runApiKeyCli, startServer, type ServerProcess } from '../support/processes.js';
+import {
+  PROMETHEUS_BIN,
+  startPrometheus,
+  type Prometheus,
+  type PromSample,
+} from '../support/prometheus.js';
+import { createTestDatabase, ENGINES, type TestDatabase } from '../support/test-database.js';
+
+const execFileAsync = promisify(execFile);
+/** Debian's prometheus package (promtool included); .ci/run installs it, so CI never skips these. */
+const hasPrometheus = existsSync(PROMETHEUS_BIN);
+const DASHBOARD = 'deploy/grafana/animal-store-api.json';
+const SUNSET_OF_GET_PET = Date.parse('2030-12-05T00:00:00Z') / 1000;
+
+/** Polls a query until it returns samples: Prometheus scrapes every second. */
+async function samplesOf(prometheus: Prometheus, promql: string): Promise<PromSample[]> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const samples = await prometheus.query(promql);
+    if (samples.length > 0 || Date.now() > deadline) return samples;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** `{labels…} value` of each sample, sorted, so a failure shows what Prometheus holds. */
+function byLabels(samples: PromSample[], labels: string[]): string[] {
+  return samples
+    .map((s) => `${labels.map((l) => `${l}=${s.metric[l]}`).join(',')} ${Number(s.value[1])}`)
+    .sort();
+}
+
+describe.skipIf(!hasPrometheus)('Prometheus configuration in deploy/ [prometheus]', () => {
+  it('promtool accepts the scrape config and the rules, and the rules pass their tests', async () => {
+    const cwd = 'deploy/prometheus';
+    for (const args of [
+      ['check', 'config', 'prometheus.yml'],
+      ['check', 'rules', 'alerts.yml'],
+      ['test', 'rules', 'alerts.test.yml'],
+    ])
+      await expect(execFileAsync('promtool', args, { cwd })).resolves.toMatchObject({
+        stdout: expect.stringContaining('SUCCESS'),
+      });
+  });
+});
+
+describe.skipIf(!hasPrometheus).each(ENGINES)(
+  'metrics scraped by a real Prometheus on %s [prometheus]',
+  (engine) => {
+    let database: TestDatabase;
+    let server: ServerProcess;
+    let metricsOrigin: string;
+    let prometheus: Prometheus;
+    let client: ApiClient;
+    let anonymous: ApiClient;
+
+    beforeAll(async () => {
+      database = await createTestDatabase(engine);
+      const metricsPort = await freePort();
+      metricsOrigin = `http://127.0.0.1:${metricsPort}`;
+      server = await startServer({
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'info',
+        DATABASE_URL: database.url,
+        METRICS_PORT: String(metricsPort),
+      });
+      const key = (await runApiKeyCli(['create', 'storefront'], database.url)).stdout.trim();
+      client = apiClient(server.baseUrl, key);
+      anonymous = apiClient(server.baseUrl, null);
+      prometheus = await startPrometheus([`127.0.0.1:${metricsPort}`]);
+
+      const created = await client.post(
+        '/v1/pets',
+        { name: 'Rex', categoryId: 1 },
+        { 'Idempotency-Key': 'k-1' },
+      );
+      const replayed = await client.post(
+        '/v1/pets',
+        { name: 'Rex', categoryId: 1 },
+        { 'Idempotency-Key': 'k-1' },
+      );
+      expect([created.status, replayed.status]).toEqual([201, 201]);
+      const id = (created.body as { id: number }).id;
+      for (let i = 0; i < 3; i++) expect((await client.get(`/v1/pets/${id}`)).status).toBe(200);
+      expect((await client.get('/v1/pets?limit=2')).status).toBe(200);
+      expect((await client.get('/v1/pets/999999')).status).toBe(404);
+      expect((await anonymous.get('/v1/pets')).status).toBe(401);
+      expect((await client.get('/v1/no/such/path/12345')).status).toBe(404);
+    }, 60_000);
+
+    afterAll(async () => {
+      client?.close();
+      anonymous?.close();
+      await prometheus?.stop();
+      server?.child.kill('SIGKILL');
+      await database?.drop();
+    });
+
+    it('counts requests by operation, method and status class, never by raw path', async () => {
+      const samples = await samplesOf(
+        prometheus,
+        'sum by (operation, method, status_class) (animal_store_http_request_duration_seconds_count)',
+      );
+      expect(byLabels(samples, ['operation', 'method', 'status_class'])).toEqual([
+        'operation=createPet,method=POST,status_class=2xx 2',
+        'operation=getPet,method=GET,status_class=2xx 3',
+        'operation=getPet,method=GET,status_class=4xx 1',
+        'operation=listPets,method=GET,status_class=2xx 1',
+        'operation=listPets,method=GET,status_class=4xx 1',
+        'operation=unmatched,method=GET,status_class=4xx 1',
+      ]);
+      const labelNames = new Set(
+        (await prometheus.query('animal_store_http_request_duration_seconds_count')).flatMap((s) =>
+          Object.keys(s.metric),
+        ),
+      );
+      expect([...labelNames].sort()).toEqual(
+        ['__name__', 'instance', 'job', 'method', 'operation', 'status_class'].sort(),
+      );
+    });
+
+    it('keeps a latency histogram per operation', async () => {
+      const buckets = await samplesOf(
+        prometheus,
+        'animal_store_http_request_duration_seconds_bucket{operation="getPet",status_class="2xx",le="+Inf"}',
+      );
+      expect(byLabels(buckets, ['operation', 'le'])).toEqual(['operation=getPet,le=+Inf 3']);
+      const p99 = await samplesOf(
+        prometheus,
+        'histogram_quantile(0.99, sum by (le) (animal_store_http_request_duration_seconds_bucket{operation="getPet"}))',
+      );
+      expect(Number(p99[0].value[1])).toBeGreaterThan(0);
+    });
+
+    it('counts error responses by code, idempotent replays and deprecated calls by key name', async () => {
+      expect(
+        byLabels(await samplesOf(prometheus, 'animal_store_http_errors_total'), ['code']),
+      ).toEqual(['code=NOT_FOUND 2', 'code=UNAUTHORIZED 1']);
+      expect(
+        byLabels(await samplesOf(prometheus, 'animal_store_idempotent_replays_total'), []),
+      ).toEqual([' 1']);
+      expect(
+        byLabels(await samplesOf(prometheus, 'animal_store_deprecated_calls_total'), [
+          'operation',
+          'api_key',
+        ]),
+      ).toEqual(['operation=getPet,api_key=storefront 4']);
+      expect(
+        byLabels(await samplesOf(prometheus, 'animal_store_operation_sunset_timestamp_seconds'), [
+          'operation',
+        ]),
+      ).toEqual([`operation=getPet ${SUNSET_OF_GET_PET}`]);
+    });
+
+    it('times each statement of the pets repository by name and server role', async () => {
+      expect(
+        byLabels(
+          await samplesOf(
+            prometheus,
+            'sum by (operation, role) (animal_store_db_query_duration_seconds_count)',
+          ),
+          ['operation', 'role'],
+        ),
+      ).toEqual([
+        'operation=INSERT idempotency_keys,role=primary 2',
+        'operation=INSERT pets,role=primary 2',
+        'operation=SELECT idempotency_keys,role=primary 1',
+        'operation=SELECT pets,role=primary 5',
+      ]);
+      const pools = await prometheus.query('animal_store_db_pool_connections');
+      if (engine === 'postgres')
+        expect(byLabels(pools, ['role', 'state']).map((s) => s.split(' ')[0])).toEqual([
+          'role=primary,state=idle',
+          'role=primary,state=total',
+          'role=primary,state=waiting',
+        ]);
+      else expect(pools).toEqual([]);
+    });
+
+    it('reports readiness, requests in flight and Node process metrics', async () => {
+      expect(byLabels(await samplesOf(prometheus, 'animal_store_ready'), [])).toEqual([' 1']);
+      expect(
+        byLabels(await samplesOf(prometheus, 'animal_store_http_requests_in_flight'), []),
+      ).toEqual([' 0']);
+      expect(await samplesOf(prometheus, 'process_resident_memory_bytes')).toHaveLength(1);
+      expect(await samplesOf(prometheus, 'nodejs_eventloop_lag_p99_seconds')).toHaveLength(1);
+    });
+
+    it('answers every query of the Grafana dashboard', async () => {
+      const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
+        panels: { title: string; targets: { expr: string }[] }[];
+      };
+      for (const panel of dashboard.panels)
+        for (const { expr } of panel.targets)
+          await expect(prometheus.query(expr), `${panel.title}: ${expr}`).resolves.toBeInstanceOf(
+            Array,
+          );
+    });
+
+    it('serves metrics only on the metrics listener: the API port has no /metrics', async () => {
+      const onApiPort = await client.get('/metrics');
+      expect(onApiPort.status).toBe(404);
+      expect(onApiPort.body).toEqual({ code: 'NOT_FOUND', message: 'No such route', status: 404 });
+      const onMetricsPort = await fetch(`${metricsOrigin}/metrics`);
+      expect(onMetricsPort.status).toBe(200);
+      expect(onMetricsPort.headers.get('content-type')).toBe(
+        'text/plain; version=0.0.4; charset=utf-8',
+      );
+      expect((await fetch(`${metricsOrigin}/other`)).status).toBe(404);
+    });
+  },
+);
+
+describe('without METRICS_PORT', () => {
+  it('opens no metrics listener: the process listens on its API port alone', async () => {
+    const database = await createTestDatabase('sqlite');
+    const server = await startServer({ NODE_ENV: 'production', DATABASE_URL: database.url });
+    try {
+      const { stdout } = await execFileAsync('ss', ['-ltnpH']);
+      const ports = stdout
+        .split('\n')
+        .filter((line) => line.includes(`pid=${server.child.pid},`))
+        .map((line) => line.split(/\s+/)[3]);
+      expect(ports).toEqual([new URL(server.baseUrl).host]);
+    } finally {
+      server.child.kill('SIGKILL');
+      await database.drop();
+    }
+  });
+});

@@ -1,0 +1,179 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiClient, type ApiClient } from '../support/http-client.js';
+import {
+  startOtlpReceiver,
+  type OtlpReceiver,
+  type ReceivedSpan,
+} from '../support/otlp-receiver.js';
+import { startPgCluster } from '../support/pg-cluster.js';
+import { runApiKeyCli, startServer, type ServerProcess, waitFor } from '../support/processes.js';
+import { createTestDatabase, ENGINES, type TestDatabase } from '../support/test-database.js';
+
+/** Spans leave in batches; a short delay keeps the test quick. */
+const TRACING_ENV = { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100' };
+const SERVER_KIND = 2;
+
+function traceparent(): { header: string; traceId: string; parentId: string } {
+  const traceId = randomBytes(16).toString('hex');
+  const parentId = randomBytes(8).toString('hex');
+  return { header: `00-${traceId}-${parentId}-01`, traceId, parentId };
+}
+
+function logLines(server: ServerProcess): Record<string, unknown>[] {
+  return server
+    .stdout()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+describe.each(ENGINES)('traces over OTLP/HTTP on %s', (engine) => {
+  let database: TestDatabase;
+  let receiver: OtlpReceiver;
+  let server: ServerProcess;
+  let client: ApiClient;
+
+  beforeAll(async () => {
+    database = await createTestDatabase(engine);
+    receiver = await startOtlpReceiver();
+    server = await startServer({
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: database.url,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      ...TRACING_ENV,
+    });
+    const key = (await runApiKeyCli(['create', 'tracing'], database.url)).stdout.trim();
+    client = apiClient(server.baseUrl, key);
+  });
+
+  afterAll(async () => {
+    client?.close();
+    server?.child.kill('SIGKILL');
+    await receiver?.close();
+    await database?.drop();
+  });
+
+  async function spansOfTrace(traceId: string, count: number): Promise<ReceivedSpan[]> {
+    await waitFor(
+      () => receiver.spans.filter((s) => s.traceId === traceId).length >= count,
+      10_000,
+    );
+    return receiver.spans.filter((s) => s.traceId === traceId);
+  }
+
+  it('makes one trace of a request, under the incoming traceparent, and sends its own back', async () => {
+    const created = await client.post('/v1/pets', { name: 'Rex', categoryId: 1 });
+    const incoming = traceparent();
+    const answer = await client.get(`/v1/pets/${(created.body as { id: number }).id}`, {
+      traceparent: incoming.header,
+    });
+    expect(answer.status).toBe(200);
+
+    const spans = await spansOfTrace(incoming.traceId, 3);
+    const http = spans.find((s) => s.kind === SERVER_KIND)!;
+    expect(http).toMatchObject({
+      name: 'GET /v1/pets/:petId',
+      parentSpanId: incoming.parentId,
+      attributes: expect.objectContaining({
+        'http.route': '/v1/pets/:petId',
+        'http.request.method': 'GET',
+        'http.response.status_code': 200,
+      }),
+    });
+    expect(answer.headers?.traceparent).toBe(`00-${incoming.traceId}-${http.spanId}-01`);
+    const children = spans.filter((s) => s !== http);
+    expect(children.map((s) => [s.name, s.parentSpanId]).sort()).toEqual(
+      [
+        ['ApiKeyGuard', http.spanId],
+        ['SELECT pets', http.spanId],
+      ].sort(),
+    );
+    const query = children.find((s) => s.name === 'SELECT pets')!;
+    expect(query.attributes).toMatchObject({
+      'db.system.name': engine === 'postgres' ? 'postgresql' : 'sqlite',
+      'db.query.text': expect.stringMatching(
+        /^SELECT p\.id, p\.name, p\.category_id, p\.status FROM pets p WHERE p\.id = (\?|\$1)$/,
+      ),
+    });
+  });
+
+  it('traces a create with its transaction and both statements, and an unmatched path by method alone', async () => {
+    const create = traceparent();
+    expect(
+      (
+        await client.post(
+          '/v1/pets',
+          { name: 'Bella', categoryId: 2 },
+          { traceparent: create.header, 'Idempotency-Key': 'trace-1' },
+        )
+      ).status,
+    ).toBe(201);
+    const spans = await spansOfTrace(create.traceId, 5);
+    const byId = new Map(spans.map((span) => [span.spanId, span]));
+    const parentOf = (span: ReceivedSpan) => byId.get(span.parentSpanId ?? '')?.name ?? null;
+    expect(spans.map((span) => [span.name, parentOf(span)]).sort()).toEqual(
+      [
+        ['POST /v1/pets', null],
+        ['ApiKeyGuard', 'POST /v1/pets'],
+        ['transaction', 'POST /v1/pets'],
+        ['INSERT pets', 'transaction'],
+        ['INSERT idempotency_keys', 'transaction'],
+      ].sort(),
+    );
+    expect(spans.find((span) => span.kind === SERVER_KIND)?.parentSpanId).toBe(create.parentId);
+
+    const unmatched = traceparent();
+    await client.get('/v1/secret/4711', { traceparent: unmatched.header });
+    const [span] = await spansOfTrace(unmatched.traceId, 1);
+    expect(span.name).toBe('GET');
+    expect(span.name).not.toContain('4711');
+  });
+
+  it('puts the trace id in the request log line', async () => {
+    const incoming = traceparent();
+    await client.get('/v1/pets?limit=1', { traceparent: incoming.header });
+    await waitFor(() =>
+      logLines(server).some((line) => line.msg === 'request' && line.traceId === incoming.traceId),
+    );
+  });
+});
+
+describe.skipIf(!ENGINES.includes('postgres'))('a 5xx with tracing on [postgres]', () => {
+  it('logs the failure with the trace id of its request', async () => {
+    const cluster = await startPgCluster();
+    const receiver = await startOtlpReceiver();
+    const server = await startServer({
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: cluster.url,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      ...TRACING_ENV,
+    });
+    try {
+      const key = (await runApiKeyCli(['create', 'tracing'], cluster.url)).stdout.trim();
+      const client = apiClient(server.baseUrl, key);
+      await cluster.stop('immediate');
+      const incoming = traceparent();
+      const answer = await client.post(
+        '/v1/pets',
+        { name: 'Rex', categoryId: 1 },
+        {
+          traceparent: incoming.header,
+        },
+      );
+      client.close();
+      expect(answer.status).toBe(503);
+      await waitFor(() =>
+        logLines(server).some(
+          (line) => line.level === 'error' && line.traceId === incoming.traceId,
+        ),
+      );
+    } finally {
+      server.child.kill('SIGKILL');
+      await receiver.close();
+      await cluster.destroy();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { statementName } from '../../../src/telemetry/instrumented-sql-runner.js';
+import { tracingRequested } from '../../../src/telemetry/tracing.js';
+
+describe('tracingRequested', () => {
+  it.each([
+    [{}, false],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }, true],
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }, true],
+    [{ OTEL_TRACES_EXPORTER: 'otlp' }, true],
+    [{ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }, false],
+    [{ OTEL_SDK_DISABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }, false],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: '' }, false],
+  ])('%j: %s', (env, expected) => {
+    expect(tracingRequested(env)).toBe(expected);
+  });
+});
+
+describe('statementName', () => {
+  it.each([
+    ['SELECT p.id FROM pets p WHERE p.id = $1', 'SELECT pets'],
+    ['INSERT INTO idempotency_keys (a) VALUES (?)', 'INSERT idempotency_keys'],
+    ['DELETE FROM idempotency_keys WHERE expires_at <= ?', 'DELETE idempotency_keys'],
+    ['UPDATE "api_keys" SET name = $1', 'UPDATE api_keys'],
+    ['  select 1', 'SELECT'],
+    ['BEGIN IMMEDIATE', 'BEGIN'],
+  ])('%s → %s', (sql, name) => {
+    expect(statementName(sql)).toBe(name);
+  });
+});
