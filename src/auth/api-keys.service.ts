@@ -119,7 +119,7 @@ export class ApiKeysService {
     const now = Date.now();
     const cached = this.verified.get(hash);
     if (cached && cached.trustedUntil > now && cached.keyExpiresAt > now) {
-      await this.recordUse(cached.principal.id, now);
+      this.recordUse(cached.principal.id, now);
       return cached.principal;
     }
 
@@ -146,7 +146,7 @@ export class ApiKeysService {
       trustedUntil: now + VERIFIED_KEY_TTL_MS,
     });
     remember(this.lastVerifiedAt, hash, now);
-    await this.recordUse(principal.id, now);
+    this.recordUse(principal.id, now);
     return principal;
   }
 
@@ -158,17 +158,16 @@ export class ApiKeysService {
 
   /**
    * Notes the key's use without a write per request: at most one per key per minute on this
-   * instance. A failed write costs the request nothing; the next minute's write catches up.
+   * instance, and never waited for, so the request does not pay for it (nor wait out a database
+   * timeout). A failed write is logged; the next minute's write catches up.
    */
-  private async recordUse(id: number, now: number): Promise<void> {
+  private recordUse(id: number, now: number): void {
     const last = this.lastUseRecordedAt.get(id);
     if (last !== undefined && now - last < LAST_USE_RESOLUTION_MS) return;
     remember(this.lastUseRecordedAt, id, now);
-    try {
-      await this.keys.update({ id }, { lastUsedAt: new Date(now) });
-    } catch (error) {
+    this.keys.update({ id }, { lastUsedAt: new Date(now) }).catch((error: unknown) => {
       this.logger.warn(`last use of key ${id} not recorded: ${(error as Error).message}`);
-    }
+    });
   }
 }
 
