@@ -1,31 +1,38 @@
 import { loadConfig, loadDotEnv } from '../config/app-config.js';
 import { dataSourceOptions, openDataSource } from '../database/data-source.js';
 import { ApiKeyEntity } from './api-key.entity.js';
-import { ApiKeysService, ApiKeySummary } from './api-keys.service.js';
+import { ApiKeysService, ApiKeySummary, type NewApiKeyOptions } from './api-keys.service.js';
+import { formatScopes, parseScopes } from './scopes.js';
 
 const USAGE = `usage: npm run --silent apikey -- <command>
-  create <name>   create a key and print it (shown only once)
-  list            list keys: id, name, prefix, created, revoked
+  create <name> [--scopes pets:read,pets:write] [--expires-in <days>d]
+                  create a key and print it (shown only once); by default it has both
+                  scopes and never expires
+  list            list keys: id, name, prefix, scopes, created, expires, last used, revoked, state
   revoke <id>     revoke a key; running servers refuse it within 5 seconds`;
 
 class UsageError extends Error {}
 
+const MAX_EXPIRY_DAYS = 3650;
+
 async function run(args: string[]): Promise<void> {
-  const [command, argument, ...extra] = args;
+  const [command, argument, ...options] = args;
   const needsArgument = command === 'create' || command === 'revoke';
   if (
     !['create', 'list', 'revoke'].includes(command) ||
     needsArgument !== (argument !== undefined) ||
-    extra.length
+    (command !== 'create' && options.length) ||
+    (command === 'create' && argument.startsWith('--'))
   ) {
     throw new UsageError(USAGE);
   }
+  const createOptions = command === 'create' ? parseCreateOptions(options) : {};
   loadDotEnv();
   const dataSource = await openDataSource(dataSourceOptions(loadConfig().database));
   try {
     const apiKeys = new ApiKeysService(dataSource.getRepository(ApiKeyEntity));
     if (command === 'create') {
-      process.stdout.write(`${(await apiKeys.create(argument)).key}\n`);
+      process.stdout.write(`${(await apiKeys.create(argument, createOptions)).key}\n`);
     } else if (command === 'list') {
       process.stdout.write(formatTable(await apiKeys.list()));
     } else {
@@ -34,6 +41,33 @@ async function run(args: string[]): Promise<void> {
   } finally {
     await dataSource.destroy();
   }
+}
+
+/** `[--scopes pets:read,pets:write] [--expires-in <days>d]`, each at most once, in any order. */
+function parseCreateOptions(options: string[]): NewApiKeyOptions {
+  const parsed: NewApiKeyOptions = {};
+  for (let i = 0; i < options.length; i += 2) {
+    const [option, value] = [options[i], options[i + 1]];
+    if (value === undefined) throw new UsageError(`create: ${option} needs a value\n${USAGE}`);
+    if (option === '--scopes' && parsed.scopes === undefined) {
+      try {
+        parsed.scopes = parseScopes(value);
+      } catch (error) {
+        throw new UsageError(`create: --scopes: ${(error as Error).message}`);
+      }
+    } else if (option === '--expires-in' && parsed.expiresInDays === undefined) {
+      const days = /^([1-9]\d{0,3})d$/.exec(value)?.[1];
+      if (days === undefined || Number(days) > MAX_EXPIRY_DAYS) {
+        throw new UsageError(
+          `create: --expires-in must be whole days from 1d to ${MAX_EXPIRY_DAYS}d (got "${value}")`,
+        );
+      }
+      parsed.expiresInDays = Number(days);
+    } else {
+      throw new UsageError(`create: unexpected "${option}"\n${USAGE}`);
+    }
+  }
+  return parsed;
 }
 
 async function revoke(apiKeys: ApiKeysService, argument: string): Promise<void> {
@@ -48,13 +82,20 @@ async function revoke(apiKeys: ApiKeysService, argument: string): Promise<void> 
 }
 
 function formatTable(keys: ApiKeySummary[]): string {
-  const rows = [['id', 'name', 'prefix', 'created', 'revoked']].concat(
+  const now = Date.now();
+  const rows = [
+    ['id', 'name', 'prefix', 'scopes', 'created', 'expires', 'last-used', 'revoked', 'state'],
+  ].concat(
     keys.map((k) => [
       String(k.id),
       k.name,
       k.prefix,
+      formatScopes(k.scopes),
       k.createdAt.toISOString(),
+      k.expiresAt?.toISOString() ?? 'never',
+      k.lastUsedAt?.toISOString() ?? '-',
       k.revokedAt?.toISOString() ?? '-',
+      stateOf(k, now),
     ]),
   );
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
@@ -67,6 +108,12 @@ function formatTable(keys: ApiKeySummary[]): string {
           .trimEnd() + '\n',
     )
     .join('');
+}
+
+function stateOf(key: ApiKeySummary, now: number): string {
+  if (key.revokedAt !== null) return 'revoked';
+  if (key.expiresAt !== null && key.expiresAt.getTime() <= now) return 'expired';
+  return 'active';
 }
 
 run(process.argv.slice(2)).catch((error: unknown) => {

@@ -21,4 +21,16 @@ export class ApiKeyEntity {
 
   @Column({ name: 'revoked_at', type: Date, nullable: true })
   revokedAt: Date | null;
+
+  /** Comma-separated, in the order of SCOPES (src/auth/scopes.ts). */
+  @Column({ type: 'text' })
+  scopes: string;
+
+  /** When the key stops working; null: never. */
+  @Column({ name: 'expires_at', type: Date, nullable: true })
+  expiresAt: Date | null;
+
+  /** When the key was last accepted, to within a minute (ApiKeysService.recordUse). */
+  @Column({ name: 'last_used_at', type: Date, nullable: true })
+  lastUsedAt: Date | null;
 }

@@ -3,20 +3,40 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, INVALID_API_KEY_MESSAGE, unauthorized } from '../common/api-error.js';
+import { AuthFailureLimiter } from '../rate-limit/auth-failure-limiter.js';
+import { ApiKeysService } from './api-keys.service.js';
 import { API_KEY_STRATEGY } from './bearer.strategy.js';
 import { inSpan } from '../telemetry/tracing.js';
+import { principalOf } from './principal.js';
 import { isPublicRoute } from './public.decorator.js';
+import { requiredScope } from './require-scope.decorator.js';
 
-/** Default-deny: every route needs a valid API key unless it is marked `@Public()`. */
+const BEARER = /^Bearer (\S+)$/i;
+
+/**
+ * Default-deny: every route needs a valid API key unless it is marked `@Public()`, and the scope
+ * its handler declares with `@RequireScope()` (docs/api-design.md, "API keys"). An address with
+ * too many failed authentications is refused before its key is looked up ("Rate limits").
+ */
 @Injectable()
 export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
-  constructor(private readonly reflector: Reflector) {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly apiKeys: ApiKeysService,
+    private readonly failures: AuthFailureLimiter,
+  ) {
     super();
   }
 
-  override canActivate(context: ExecutionContext) {
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
     if (isPublicRoute(this.reflector, context)) return true;
-    return inSpan('ApiKeyGuard', {}, () => super.canActivate(context) as Promise<boolean>);
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    await inSpan('ApiKeyGuard', {}, () => this.authenticate(request, context));
+    const scope = requiredScope(this.reflector, context);
+    if (scope !== undefined && !principalOf(request).scopes.includes(scope)) {
+      throw new ApiError('FORBIDDEN', `This API key lacks the scope ${scope}`);
+    }
+    return true;
   }
 
   override handleRequest<T>(
@@ -28,6 +48,30 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
     if (error) throw error;
     if (!principal) throw missingOrInvalidKey(context.switchToHttp().getRequest<FastifyRequest>());
     return principal;
+  }
+
+  /** Passport's check, behind the failed-authentication limit of the client's address. */
+  private async authenticate(request: FastifyRequest, context: ExecutionContext): Promise<void> {
+    if (!this.failures.enabled || this.carriesRecentlyVerifiedKey(request)) {
+      await super.canActivate(context);
+      return;
+    }
+    const address = this.failures.clientAddress(request);
+    await this.failures.refuseIfOverLimit(address);
+    try {
+      await super.canActivate(context);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'UNAUTHORIZED') {
+        await this.failures.recordFailure(address);
+      }
+      throw error;
+    }
+  }
+
+  /** A key this instance accepted lately skips the address limit, not the key check. */
+  private carriesRecentlyVerifiedKey(request: FastifyRequest): boolean {
+    const key = BEARER.exec(request.headers.authorization ?? '')?.[1];
+    return key !== undefined && this.apiKeys.wasVerifiedRecently(key);
   }
 }
 

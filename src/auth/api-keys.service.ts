@@ -1,35 +1,76 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { isPrintableAscii } from '../common/printable-ascii.js';
 import { apiKeyPrefix, generateApiKey, hashApiKey, hashesEqual } from './api-key.js';
 import type { ApiKeyPrincipal } from './principal.js';
+import {
+  DEFAULT_SCOPES,
+  formatScopes,
+  normalizeScopes,
+  parseScopes,
+  type Scope,
+} from './scopes.js';
 
-export type ApiKeySummary = Pick<
-  ApiKeyEntity,
-  'id' | 'name' | 'prefix' | 'createdAt' | 'revokedAt'
->;
+export interface ApiKeySummary {
+  id: number;
+  name: string;
+  prefix: string;
+  scopes: Scope[];
+  createdAt: Date;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export interface NewApiKeyOptions {
+  /** Defaults to every scope. */
+  scopes?: readonly Scope[];
+  /** Whole days from now; undefined: the key never expires. */
+  expiresInDays?: number;
+}
 
 /**
  * How long a verified key is trusted without asking the database again. It bounds how late a
- * revocation takes effect on a running replica, which must be within 5 seconds
- * (docs/api-design.md, "API keys").
+ * revocation (or an expiry moved earlier) takes effect on a running replica, which must be within
+ * 5 seconds (docs/api-design.md, "API keys").
  */
 const VERIFIED_KEY_TTL_MS = 2_000;
-const MAX_VERIFIED_KEYS = 10_000;
+/**
+ * Keys this instance verified this recently pass an address blocked for failed authentications
+ * (docs/api-design.md, "Rate limits"), so a working client sharing the address keeps working.
+ */
+const RECENTLY_VERIFIED_MS = 10 * 60_000;
+/** At most one `last_used_at` write per key per minute per instance. */
+const LAST_USE_RESOLUTION_MS = 60_000;
+const MAX_REMEMBERED_KEYS = 10_000;
 const KEY_NAME_MAX_LENGTH = 100;
+const DAY_MS = 86_400_000;
+
+interface VerifiedKey {
+  principal: ApiKeyPrincipal;
+  keyExpiresAt: number;
+  trustedUntil: number;
+}
 
 /** The API-key store: issuing, listing, revoking and verifying keys. */
 @Injectable()
 export class ApiKeysService {
-  /** Keyed by the key's SHA-256, so no key is held in memory in the clear. */
-  private readonly verified = new Map<string, { principal: ApiKeyPrincipal; expiresAt: number }>();
+  private readonly logger = new Logger('ApiKeys');
+  /** The maps below are keyed by the key's SHA-256, so no key is held in memory in the clear. */
+  private readonly verified = new Map<string, VerifiedKey>();
+  private readonly lastVerifiedAt = new Map<string, number>();
+  /** By key id: when this instance last wrote `last_used_at`. */
+  private readonly lastUseRecordedAt = new Map<number, number>();
 
   constructor(@InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>) {}
 
   /** Creates a key; the returned `key` is the only time it exists outside the client. */
-  async create(name: string): Promise<{ key: string; summary: ApiKeySummary }> {
+  async create(
+    name: string,
+    { scopes = DEFAULT_SCOPES, expiresInDays }: NewApiKeyOptions = {},
+  ): Promise<{ key: string; summary: ApiKeySummary }> {
     if (!isPrintableAscii(name, KEY_NAME_MAX_LENGTH) || name.trim() === '') {
       throw new RangeError(
         `key name must be 1 to ${KEY_NAME_MAX_LENGTH} printable ASCII characters`,
@@ -37,7 +78,16 @@ export class ApiKeysService {
     }
     const { key, prefix, hash } = generateApiKey();
     const saved = await this.keys.save(
-      this.keys.create({ name, prefix, keyHash: hash, revokedAt: null }),
+      this.keys.create({
+        name,
+        prefix,
+        keyHash: hash,
+        scopes: formatScopes(normalizeScopes(scopes)),
+        expiresAt:
+          expiresInDays === undefined ? null : new Date(Date.now() + expiresInDays * DAY_MS),
+        lastUsedAt: null,
+        revokedAt: null,
+      }),
     );
     return { key, summary: summarize(saved) };
   }
@@ -61,32 +111,83 @@ export class ApiKeysService {
     return !(await this.keys.exists());
   }
 
-  /** The key's owner if the key is known and not revoked; undefined otherwise. */
+  /** The key's owner if the key is known, not revoked and not expired; undefined otherwise. */
   async authenticate(key: string): Promise<ApiKeyPrincipal | undefined> {
     const prefix = apiKeyPrefix(key);
     if (prefix === undefined) return undefined;
     const hash = hashApiKey(key);
+    const now = Date.now();
     const cached = this.verified.get(hash);
-    if (cached && cached.expiresAt > Date.now()) return cached.principal;
+    if (cached && cached.trustedUntil > now && cached.keyExpiresAt > now) {
+      this.recordUse(cached.principal.id, now);
+      return cached.principal;
+    }
 
     const stored = await this.keys.findOneBy({ prefix });
-    if (!stored || stored.revokedAt !== null || !hashesEqual(stored.keyHash, hash)) {
+    if (
+      !stored ||
+      stored.revokedAt !== null ||
+      (stored.expiresAt !== null && stored.expiresAt.getTime() <= now) ||
+      !hashesEqual(stored.keyHash, hash)
+    ) {
       this.verified.delete(hash);
+      this.lastVerifiedAt.delete(hash);
       return undefined;
     }
-    const principal = { id: stored.id, name: stored.name, prefix: stored.prefix };
-    this.remember(hash, principal);
+    const principal: ApiKeyPrincipal = {
+      id: stored.id,
+      name: stored.name,
+      prefix: stored.prefix,
+      scopes: parseScopes(stored.scopes),
+    };
+    remember(this.verified, hash, {
+      principal,
+      keyExpiresAt: stored.expiresAt?.getTime() ?? Infinity,
+      trustedUntil: now + VERIFIED_KEY_TTL_MS,
+    });
+    remember(this.lastVerifiedAt, hash, now);
+    this.recordUse(principal.id, now);
     return principal;
   }
 
-  private remember(hash: string, principal: ApiKeyPrincipal): void {
-    if (this.verified.size >= MAX_VERIFIED_KEYS) {
-      this.verified.delete(this.verified.keys().next().value!);
-    }
-    this.verified.set(hash, { principal, expiresAt: Date.now() + VERIFIED_KEY_TTL_MS });
+  /** Whether this instance accepted this exact key in the last 10 minutes. */
+  wasVerifiedRecently(key: string): boolean {
+    const at = this.lastVerifiedAt.get(hashApiKey(key));
+    return at !== undefined && Date.now() - at < RECENTLY_VERIFIED_MS;
+  }
+
+  /**
+   * Notes the key's use without a write per request: at most one per key per minute on this
+   * instance, and never waited for, so the request does not pay for it (nor wait out a database
+   * timeout). A failed write is logged; the next minute's write catches up.
+   */
+  private recordUse(id: number, now: number): void {
+    const last = this.lastUseRecordedAt.get(id);
+    if (last !== undefined && now - last < LAST_USE_RESOLUTION_MS) return;
+    remember(this.lastUseRecordedAt, id, now);
+    this.keys.update({ id }, { lastUsedAt: new Date(now) }).catch((error: unknown) => {
+      this.logger.warn(`last use of key ${id} not recorded: ${(error as Error).message}`);
+    });
   }
 }
 
-function summarize({ id, name, prefix, createdAt, revokedAt }: ApiKeyEntity): ApiKeySummary {
-  return { id, name, prefix, createdAt, revokedAt };
+/** Sets an entry in a bounded map, dropping the oldest entry when it is full. */
+function remember<K, V>(map: Map<K, V>, key: K, value: V): void {
+  map.delete(key);
+  if (map.size >= MAX_REMEMBERED_KEYS) map.delete(map.keys().next().value!);
+  map.set(key, value);
+}
+
+function summarize(key: ApiKeyEntity): ApiKeySummary {
+  const { id, name, prefix, createdAt, expiresAt, lastUsedAt, revokedAt } = key;
+  return {
+    id,
+    name,
+    prefix,
+    scopes: parseScopes(key.scopes),
+    createdAt,
+    expiresAt,
+    lastUsedAt,
+    revokedAt,
+  };
 }

@@ -7,6 +7,7 @@ import { ApiKeyGuard } from './api-key.guard.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { ApiKeyStrategy } from './bearer.strategy.js';
 import { LocalApiKeyProvisioner } from './local-api-key.provisioner.js';
+import { AuthFailureLimiter } from '../rate-limit/auth-failure-limiter.js';
 
 @Module({
   imports: [PassportModule, TypeOrmModule.forFeature([ApiKeyEntity])],
@@ -14,6 +15,7 @@ import { LocalApiKeyProvisioner } from './local-api-key.provisioner.js';
     ApiKeysService,
     ApiKeyStrategy,
     LocalApiKeyProvisioner,
+    AuthFailureLimiter,
     { provide: APP_GUARD, useClass: ApiKeyGuard },
   ],
   exports: [ApiKeysService],

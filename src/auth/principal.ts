@@ -1,5 +1,6 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import type { Scope } from './scopes.js';
 
 /** Who made a request: attached to the request by the guard. Never carries the key. */
 export interface ApiKeyPrincipal {
@@ -7,6 +8,7 @@ export interface ApiKeyPrincipal {
   name: string;
   /** The key's public identifier: unique across databases, so safe as a shared counter name. */
   prefix: string;
+  scopes: readonly Scope[];
 }
 
 /** The key owner Passport attached to the request; only routes behind the guard have one. */

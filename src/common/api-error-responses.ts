@@ -14,6 +14,7 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   VALIDATION_FAILED: 'categoryId must be a JSON integer from 1 to 9007199254740991',
   MALFORMED_JSON: 'Request body is not valid JSON',
   UNAUTHORIZED: INVALID_API_KEY_MESSAGE,
+  FORBIDDEN: 'This API key lacks the scope pets:write',
   NOT_FOUND: 'No pet with id 42',
   METHOD_NOT_ALLOWED: 'Method DELETE is not allowed here; use GET, HEAD, POST',
   PAYLOAD_TOO_LARGE: 'Request body exceeds 16384 bytes',

@@ -9,7 +9,15 @@ export const ERROR_CODES = {
     meaning: 'A parameter or the body is invalid; the message names the field.',
   },
   MALFORMED_JSON: { status: 400, meaning: 'The request body is not parsable JSON.' },
-  UNAUTHORIZED: { status: 401, meaning: 'The API key is missing, malformed, unknown or revoked.' },
+  UNAUTHORIZED: {
+    status: 401,
+    meaning: 'The API key is missing, malformed, unknown, expired or revoked.',
+  },
+  FORBIDDEN: {
+    status: 403,
+    meaning:
+      'The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed.',
+  },
   NOT_FOUND: { status: 404, meaning: 'No pet with that id, or no such route.' },
   METHOD_NOT_ALLOWED: {
     status: 405,
@@ -26,7 +34,8 @@ export const ERROR_CODES = {
   },
   RATE_LIMITED: {
     status: 429,
-    meaning: 'The API key exceeded its request budget; retry after Retry-After seconds.',
+    meaning:
+      'The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds.',
   },
   INTERNAL_ERROR: { status: 500, meaning: 'An unexpected error; nothing about it is exposed.' },
   SERVICE_UNAVAILABLE: { status: 503, meaning: 'The database is unreachable; retry later.' },

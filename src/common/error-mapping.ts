@@ -18,6 +18,7 @@ const CODE_FOR_STATUS = new Map<number, ErrorCode>(
 
 const FIXED_MESSAGES: Partial<Record<ErrorCode, string>> = {
   VALIDATION_FAILED: 'The request is malformed',
+  FORBIDDEN: 'This API key may not perform this operation',
   NOT_FOUND: 'The requested resource could not be found',
 };
 

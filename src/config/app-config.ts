@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 
 export const NODE_ENVS = ['development', 'test', 'production'] as const;
 export type NodeEnv = (typeof NODE_ENVS)[number];
@@ -32,6 +33,10 @@ export class AppConfig {
   /** The Prometheus listener's port; undefined: no metrics are kept or served. */
   readonly metricsPort?: number;
   readonly metricsHost!: string;
+  /** Failed authentications per client address per minute before 429; 0 turns the limit off. */
+  readonly authFailureLimitPerMinute!: number;
+  /** Proxies whose X-Forwarded-For is believed: IP addresses and CIDR ranges. */
+  readonly trustedProxies!: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -58,6 +63,8 @@ const DEFAULTS = {
   REDIS_URL: '',
   METRICS_PORT: '',
   METRICS_HOST: '127.0.0.1',
+  AUTH_FAILURE_LIMIT_PER_MINUTE: '60',
+  TRUSTED_PROXIES: '',
 } as const;
 
 /** Every variable the service reads. */
@@ -91,6 +98,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
     redisUrl: optionalRedisUrl('REDIS_URL', read('REDIS_URL')),
     metricsPort: optionalPort('METRICS_PORT', read('METRICS_PORT')),
     metricsHost: nonEmpty('METRICS_HOST', read('METRICS_HOST')),
+    authFailureLimitPerMinute: integer(
+      'AUTH_FAILURE_LIMIT_PER_MINUTE',
+      read('AUTH_FAILURE_LIMIT_PER_MINUTE'),
+      0,
+      1_000_000,
+    ),
+    trustedProxies: addressRanges('TRUSTED_PROXIES', read('TRUSTED_PROXIES')),
   };
   return Object.freeze(Object.assign(new AppConfig(), config));
 }
@@ -175,6 +189,27 @@ function optionalRedisUrl(name: string, value: string): string | undefined {
   if (value === '') return undefined;
   if (/^rediss?:\/\/./.test(value) && URL.canParse(value)) return value;
   throw new ConfigError(name, 'redis://host:port or rediss://host:port', redactUrl(value));
+}
+
+/** Comma-separated IP addresses and CIDR ranges (`10.0.0.0/8,2001:db8::1`); empty: none. */
+function addressRanges(name: string, value: string): readonly string[] {
+  if (value === '') return [];
+  const ranges = value.split(',').map((range) => range.trim());
+  for (const range of ranges) {
+    const [address, prefix, ...rest] = range.split('/');
+    const version = isIP(address);
+    const maxPrefix = version === 6 ? 128 : 32;
+    const prefixOk =
+      prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= maxPrefix);
+    if (version === 0 || !prefixOk || rest.length) {
+      throw new ConfigError(
+        name,
+        'comma-separated IP addresses or CIDR ranges, e.g. 10.0.0.0/8,192.168.1.10',
+        value,
+      );
+    }
+  }
+  return Object.freeze(ranges);
 }
 
 /** Keeps credentials in DATABASE_URL out of error messages: everything up to the last `@` goes. */

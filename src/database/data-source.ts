@@ -9,6 +9,7 @@ import { PetEntity } from '../pets/pet.entity.js';
 import { InitialSchema1795219200000 } from './migrations/1795219200000-initial-schema.js';
 import { IdempotencyKeys1795298400000 } from './migrations/1795298400000-idempotency-keys.js';
 import { IdempotencyKeysTable1795400000000 } from './migrations/1795400000000-idempotency-keys-table.js';
+import { ApiKeyScopesExpiry1795500000000 } from './migrations/1795500000000-api-key-scopes-expiry.js';
 
 /** Any 64-bit constant shared by every replica: serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 7_413_202_611;
@@ -21,6 +22,7 @@ export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
       InitialSchema1795219200000,
       IdempotencyKeys1795298400000,
       IdempotencyKeysTable1795400000000,
+      ApiKeyScopesExpiry1795500000000,
     ],
     migrationsTableName: 'migrations',
     synchronize: false,

@@ -31,7 +31,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     )
     .build();
   const document = SwaggerModule.createDocument(app, options, { extraModels: [ErrorDto] });
-  return withClosedRequestBodies(withPathsRelativeToServers(document));
+  return withScopesDescribed(withClosedRequestBodies(withPathsRelativeToServers(document)));
 }
 
 /** Serves Swagger UI at /docs and the document at /docs-json; both public. */
@@ -57,6 +57,27 @@ function withClosedRequestBodies(document: OpenAPIObject): OpenAPIObject {
       schemas: { ...schemas, NewPet: { ...schemas.NewPet, additionalProperties: false } },
     },
   };
+}
+
+/**
+ * Each operation's description says which API-key scope it needs (docs/api-design.md, "API
+ * keys"), taken from its security requirement, which `@RequireScope()` writes.
+ */
+function withScopesDescribed(document: OpenAPIObject): OpenAPIObject {
+  const methods = ['get', 'put', 'post', 'delete', 'patch'] as const;
+  for (const item of Object.values(document.paths)) {
+    for (const operation of methods.map((method) => item[method])) {
+      const scopes = operation?.security?.flatMap((requirement) =>
+        Object.values(requirement).flat(),
+      );
+      if (!operation || !scopes?.length) continue;
+      const needs = `Needs an API key with the scope ${scopes.map((scope) => `\`${scope}\``).join(', ')}.`;
+      operation.description = operation.description
+        ? `${operation.description}\n\n${needs}`
+        : needs;
+    }
+  }
+  return document;
 }
 
 /**

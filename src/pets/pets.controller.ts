@@ -1,6 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import {
-  ApiBearerAuth,
   ApiCreatedResponse,
   ApiHeader,
   ApiOkResponse,
@@ -10,6 +9,7 @@ import {
 } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { type ApiKeyPrincipal, CurrentPrincipal } from '../auth/principal.js';
+import { RequireScope } from '../auth/require-scope.decorator.js';
 import { ApiErrorResponses } from '../common/api-error-responses.js';
 import { PRINTABLE_ASCII_PATTERN } from '../common/printable-ascii.js';
 import { deprecationHeaders, RouteHeaders } from '../http/route-headers.js';
@@ -49,7 +49,6 @@ const LIST_PETS_DESCRIPTION =
   'the walk began exactly once, even while animals are being added.';
 
 @ApiTags('animals')
-@ApiBearerAuth('bearerAuth')
 @ApiErrorResponses(401)
 @ApiRateLimitedResponse()
 @ApiErrorResponses(500, 503)
@@ -58,6 +57,7 @@ export class PetsController {
   constructor(private readonly pets: PetsService) {}
 
   @Get()
+  @RequireScope('pets:read')
   @ApiOperation({
     operationId: 'listPets',
     summary: 'List all animals',
@@ -90,6 +90,7 @@ export class PetsController {
 
   @Post()
   @HttpCode(201)
+  @RequireScope('pets:write')
   @ApiOperation({
     operationId: 'createPet',
     summary: 'Add an animal',
@@ -139,6 +140,7 @@ export class PetsController {
 
   @Get(':petId')
   @RouteHeaders(GET_PET_DEPRECATION)
+  @RequireScope('pets:read')
   @ApiOperation({
     operationId: 'getPet',
     summary: 'Get an animal (deprecated)',

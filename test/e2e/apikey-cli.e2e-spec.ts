@@ -24,7 +24,7 @@ describe.each(ENGINES)('apikey CLI [%s]', (engine) => {
     expect((await t.request('GET', '/v1/pets', { key })).statusCode).toBe(200);
   });
 
-  it('list prints id, name, prefix, created and revoked, never a secret', async () => {
+  it('list prints id, name, prefix, scopes, created, expires, last use, revoked and state, never a secret', async () => {
     const key = (await runApiKeyCli(['create', 'listed'], t.databaseUrl)).stdout.trim();
     const prefix = key.split('_')[1];
 
@@ -32,10 +32,22 @@ describe.each(ENGINES)('apikey CLI [%s]', (engine) => {
 
     expect(listed.code).toBe(0);
     const [header, ...rows] = listed.stdout.trimEnd().split('\n');
-    expect(header.split(/\s+/)).toEqual(['id', 'name', 'prefix', 'created', 'revoked']);
+    expect(header.split(/\s+/)).toEqual([
+      'id',
+      'name',
+      'prefix',
+      'scopes',
+      'created',
+      'expires',
+      'last-used',
+      'revoked',
+      'state',
+    ]);
     const row = rows.find((line) => line.includes(prefix))!;
     expect(row).toMatch(
-      new RegExp(`^\\d+\\s+listed\\s+${prefix}\\s+\\d{4}-\\d\\d-\\d\\dT\\S+Z\\s+-$`),
+      new RegExp(
+        `^\\d+\\s+listed\\s+${prefix}\\s+pets:read,pets:write\\s+\\d{4}-\\d\\d-\\d\\dT\\S+Z\\s+never\\s+-\\s+-\\s+active$`,
+      ),
     );
     expect(listed.stdout).not.toContain(key.slice(-43));
   });
@@ -58,8 +70,60 @@ describe.each(ENGINES)('apikey CLI [%s]', (engine) => {
     expect(status).toBe(401);
     expect((await t.request('GET', '/v1/pets')).statusCode).toBe(200);
     expect((await runApiKeyCli(['list'], t.databaseUrl)).stdout).toMatch(
-      new RegExp(`^${id}\\s+to-revoke\\s+\\S+\\s+\\S+Z\\s+\\S+Z$`, 'm'),
+      new RegExp(
+        `^${id}\\s+to-revoke\\s+\\S+\\s+\\S+\\s+\\S+Z\\s+never\\s+\\S+Z\\s+\\S+Z\\s+revoked$`,
+        'm',
+      ),
     );
+  });
+
+  it('create --scopes and --expires-in, in either order, make a key with those scopes and expiry', async () => {
+    const created = await runApiKeyCli(
+      ['create', 'partner', '--expires-in', '30d', '--scopes', 'pets:write,pets:read'],
+      t.databaseUrl,
+    );
+    expect(created).toMatchObject({ code: 0, stderr: '' });
+    const prefix = created.stdout.trim().split('_')[1];
+    const row = new RegExp(
+      `^\\d+\\s+partner\\s+${prefix}\\s+pets:read,pets:write\\s+\\S+Z\\s+(\\S+Z)\\s+-\\s+-\\s+active$`,
+      'm',
+    ).exec((await runApiKeyCli(['list'], t.databaseUrl)).stdout);
+    expect(Math.abs(Date.parse(row![1]) - (Date.now() + 30 * 86_400_000))).toBeLessThan(60_000);
+  });
+
+  it.each([
+    [['create', 'x', '--scopes', 'pets:admin'], 'create: --scopes: unknown scope "pets:admin"'],
+    [['create', 'x', '--scopes', ''], 'create: --scopes: unknown scope ""'],
+    [
+      ['create', 'x', '--scopes', 'pets:read,pets:read'],
+      'create: --scopes: scope pets:read is listed twice',
+    ],
+    [
+      ['create', 'x', '--expires-in', '0d'],
+      'create: --expires-in must be whole days from 1d to 3650d',
+    ],
+    [
+      ['create', 'x', '--expires-in', '30'],
+      'create: --expires-in must be whole days from 1d to 3650d',
+    ],
+    [
+      ['create', 'x', '--expires-in', '3651d'],
+      'create: --expires-in must be whole days from 1d to 3650d',
+    ],
+    [
+      ['create', 'x', '--expires-in', '1d', '--expires-in', '2d'],
+      'create: unexpected "--expires-in"',
+    ],
+    [['create', 'x', '--scopes'], 'create: --scopes needs a value'],
+    [['create', 'x', '--name', 'y'], 'create: unexpected "--name"'],
+    [['create', '--scopes', 'pets:read'], 'usage:'],
+  ])('exits 2 and creates nothing for %j', async (args, message) => {
+    const before = (await runApiKeyCli(['list'], t.databaseUrl)).stdout;
+    const result = await runApiKeyCli(args, t.databaseUrl);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.startsWith(message)).toBe(true);
+    expect((await runApiKeyCli(['list'], t.databaseUrl)).stdout).toBe(before);
   });
 
   it.each([
@@ -69,6 +133,7 @@ describe.each(ENGINES)('apikey CLI [%s]', (engine) => {
     [['delete', '1']],
     [['list', 'extra']],
     [['revoke', 'abc']],
+    [['revoke', '1', '--scopes', 'pets:read']],
   ])('exits 2 with usage on stderr for %j', async (args) => {
     const result = await runApiKeyCli(args, t.databaseUrl);
     expect(result.code).toBe(2);

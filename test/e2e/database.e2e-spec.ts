@@ -51,6 +51,7 @@ describe.skipIf(!ENGINES.includes('postgres'))('replicas on one database [postgr
         { name: 'InitialSchema1795219200000' },
         { name: 'IdempotencyKeys1795298400000' },
         { name: 'IdempotencyKeysTable1795400000000' },
+        { name: 'ApiKeyScopesExpiry1795500000000' },
       ]);
     } finally {
       await Promise.all(replicas.map((replica) => replica.close()));

@@ -28,7 +28,7 @@ describe('OpenAPI document', () => {
     ]);
   });
 
-  it('has exactly the three operations of the seed, tagged animals, each requiring bearerAuth', () => {
+  it('has exactly the three operations of the seed, tagged animals, each requiring bearerAuth with its scope', () => {
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item as Json).map(([method, op]): Json => ({ path, method, ...(op as Json) })),
     );
@@ -37,9 +37,13 @@ describe('OpenAPI document', () => {
         ({ method, path, operationId }) => `${operationId} ${method.toUpperCase()} ${path}`,
       ),
     ).toEqual(['listPets GET /pets', 'createPet POST /pets', 'getPet GET /pets/{petId}']);
+    const scopes: Json = { listPets: 'pets:read', createPet: 'pets:write', getPet: 'pets:read' };
     for (const op of operations) {
       expect(op.tags).toEqual(['animals']);
-      expect(op.security).toEqual([{ bearerAuth: [] }]);
+      expect(op.security).toEqual([{ bearerAuth: [scopes[op.operationId]] }]);
+      expect(op.description).toMatch(
+        new RegExp(`\\n\\nNeeds an API key with the scope \`${scopes[op.operationId]}\`\\.$`),
+      );
     }
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({
       type: 'http',
@@ -50,11 +54,12 @@ describe('OpenAPI document', () => {
   it('documents every status of the seed plus the ones the decisions add', () => {
     const statuses = (path: string, method: string) =>
       Object.keys(doc.paths[path][method].responses);
-    expect(statuses('/pets', 'get')).toEqual(['200', '400', '401', '429', '500', '503']);
+    expect(statuses('/pets', 'get')).toEqual(['200', '400', '401', '403', '429', '500', '503']);
     expect(statuses('/pets', 'post')).toEqual([
       '201',
       '400',
       '401',
+      '403',
       '413',
       '415',
       '422',
@@ -66,6 +71,7 @@ describe('OpenAPI document', () => {
       '200',
       '400',
       '401',
+      '403',
       '404',
       '429',
       '500',
@@ -215,11 +221,27 @@ describe('OpenAPI document', () => {
     expect(Error.properties.status.type).toBe('integer');
   });
 
+  it("describes 403 FORBIDDEN: a valid key without the operation's scope", () => {
+    for (const item of Object.values<Json>(doc.paths)) {
+      for (const op of Object.values<Json>(item)) {
+        expect(op.responses['403'].description).toBe(
+          '`FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed.',
+        );
+        expect(op.responses['403'].content['application/json'].examples.FORBIDDEN.value).toEqual({
+          code: 'FORBIDDEN',
+          message: 'This API key lacks the scope pets:write',
+          status: 403,
+        });
+      }
+    }
+  });
+
   it('lists every error code as an enum', () => {
     expect(doc.components.schemas.ErrorCode.enum).toEqual([
       'VALIDATION_FAILED',
       'MALFORMED_JSON',
       'UNAUTHORIZED',
+      'FORBIDDEN',
       'NOT_FOUND',
       'METHOD_NOT_ALLOWED',
       'PAYLOAD_TOO_LARGE',

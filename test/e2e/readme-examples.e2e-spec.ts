@@ -14,7 +14,7 @@ interface Example {
 /**
  * The `sh` blocks of the README's consumer sections, as command / expected-output pairs: a `# `
  * line right after a command is what it prints. Variable assignments are the reader's setup; the
- * test provides API and KEY itself.
+ * test provides API, KEY and the server's DATABASE_URL itself.
  */
 function readmeExamples(): Example[] {
   const readme = readFileSync('README.md', 'utf8');
@@ -48,7 +48,8 @@ describe('README examples, run as written against the real server', () => {
     database = await createTestDatabase('sqlite');
     server = await startServer({ NODE_ENV: 'production', DATABASE_URL: database.url });
     const key = (await runApiKeyCli(['create', 'readme'], database.url)).stdout.trim();
-    env = { ...process.env, API: `${server.baseUrl}/v1`, KEY: key };
+    // The server's environment, which the README runs the key CLI with.
+    env = { ...process.env, API: `${server.baseUrl}/v1`, KEY: key, DATABASE_URL: database.url };
   });
   afterAll(async () => {
     server?.child.kill('SIGKILL');

@@ -9,7 +9,7 @@ import { createTestDatabase, ENGINES, type TestDatabase } from '../support/test-
 const MIGRATION_COUNT = (dataSourceOptions({ type: 'sqlite', path: ':memory:' }).migrations as [])
   .length;
 
-/** The README's promise: a revoked key is refused by every replica within this long. */
+/** The README's promise: a revoked or expired key is refused by every replica within this long. */
 const REVOCATION_MS = 5_000;
 
 async function query<T>(databaseUrl: string, sql: string, params: unknown[] = []): Promise<T[]> {
@@ -151,6 +151,48 @@ describe.skipIf(!ENGINES.includes('postgres'))(
         "SELECT count(*)::int AS pets FROM pets WHERE name LIKE 'retried %'",
       );
       expect(pets).toBe(keys.length);
+    });
+
+    it('a key whose expiry passes gets 401 on both replicas within 5 s', async () => {
+      const key = (
+        await runApiKeyCli(['create', 'expiring', '--expires-in', '1d'], database.url)
+      ).stdout.trim();
+      const expiring = replicas.map((replica) => apiClient(replica.baseUrl, key, 2));
+      try {
+        for (const client of expiring) {
+          expect((await client.get('/v1/pets?limit=1')).status).toBe(200);
+        }
+        // The day passes: the expiry moves into the past in the database, never the clock.
+        const expiredAt = Date.now();
+        await query(
+          database.url,
+          "UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE name = 'expiring'",
+        );
+        const refusedAfterMs = await Promise.all(
+          expiring.map(async (client) => {
+            while (Date.now() - expiredAt <= REVOCATION_MS) {
+              const answer = await client.get('/v1/pets?limit=1');
+              if (answer.status === 401) {
+                expect(answer.body).toEqual({
+                  code: 'UNAUTHORIZED',
+                  message: 'Invalid API key',
+                  status: 401,
+                });
+                return Date.now() - expiredAt;
+              }
+              expect(answer.status).toBe(200);
+              await new Promise((resolve) => setTimeout(resolve, 50));
+            }
+            return Infinity;
+          }),
+        );
+        console.log(
+          `[postgres] expired key refused by the replicas after ${refusedAfterMs.join(' and ')} ms`,
+        );
+        for (const ms of refusedAfterMs) expect(ms).toBeLessThanOrEqual(REVOCATION_MS);
+      } finally {
+        for (const client of expiring) client.close();
+      }
     });
 
     it('a key revoked through the CLI gets 401 on both replicas within 5 s', async () => {

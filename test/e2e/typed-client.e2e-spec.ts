@@ -13,6 +13,7 @@ import {
   AnimalStoreError,
   createAnimalStoreClient,
   EXAMPLE_PET,
+  explainError,
   getPet,
   runExample,
   type NewPet,
@@ -290,6 +291,32 @@ describe.each(ENGINES)('typed client example against the server [%s]', (engine) 
       'createPet: 401 UNAUTHORIZED: Invalid API key',
     );
     expect(lines).toEqual([]);
+    expect(await listedIds()).toEqual(before);
+  });
+
+  it('surfaces the 403 Error body when a read-only key adds a pet, and creates nothing', async () => {
+    const readOnly = await runApiKeyCli(
+      ['create', 'storefront', '--scopes', 'pets:read'],
+      database.url,
+    );
+    const before = await listedIds();
+
+    const failure = await runExample({
+      baseUrl,
+      apiKey: readOnly.stdout.trim(),
+      log: () => {},
+    }).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(AnimalStoreError);
+    expect((failure as AnimalStoreError).body).toEqual({
+      code: 'FORBIDDEN',
+      message: 'This API key lacks the scope pets:write',
+      status: 403,
+    });
+    expect(explainError((failure as AnimalStoreError).body)).toBe(
+      'The API key may not do this (This API key lacks the scope pets:write). Use a key with that ' +
+        'scope: npm run --silent apikey -- create <name> --scopes pets:read,pets:write',
+    );
     expect(await listedIds()).toEqual(before);
   });
 

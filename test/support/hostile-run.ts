@@ -22,8 +22,11 @@ console.log(
 /** The bulk runs on SQLite; PostgreSQL gets a share, enough to catch engine differences. */
 const ENGINE_SHARE: Record<Engine, number> = { sqlite: 1, postgres: 0.15 };
 
-/** The environment every hostile app runs with: no rate limit, or the runs would hit it. */
-export const HOSTILE_ENV = { RATE_LIMIT_PER_MINUTE: '0' };
+/**
+ * The environment every hostile app runs with: no rate limits, or the runs would hit them (the
+ * runs send thousands of refused keys from one address).
+ */
+export const HOSTILE_ENV = { RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0' };
 
 let requestsSent = 0;
 const requestsByProperty = new Map<string, number>();

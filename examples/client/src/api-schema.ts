@@ -14,12 +14,16 @@ export interface paths {
     /**
      * List all animals
      * @description Returns animals in ascending id order, at most `limit` per page. When more follow, the response has a `Link: <…>; rel="next"` header; following it until it is absent visits every animal that existed when the walk began exactly once, even while animals are being added.
+     *
+     *     Needs an API key with the scope `pets:read`.
      */
     get: operations['listPets'];
     put?: never;
     /**
      * Add an animal
      * @description Adds an animal and returns it with its assigned id. Send an `Idempotency-Key` to make retries safe: a retry of a request whose response was lost then returns the same animal instead of adding a second one.
+     *
+     *     Needs an API key with the scope `pets:write`.
      */
     post: operations['createPet'];
     delete?: never;
@@ -39,6 +43,8 @@ export interface paths {
      * Get an animal (deprecated)
      * @deprecated
      * @description Deprecated: removed on Thu, 05 Dec 2030 00:00:00 GMT. Use `GET /pets` with the `status` filter instead.
+     *
+     *     Needs an API key with the scope `pets:read`.
      */
     get: operations['getPet'];
     put?: never;
@@ -103,13 +109,14 @@ export interface components {
      * @description Machine-readable error code:
      *     - `VALIDATION_FAILED` (400): A parameter or the body is invalid; the message names the field.
      *     - `MALFORMED_JSON` (400): The request body is not parsable JSON.
-     *     - `UNAUTHORIZED` (401): The API key is missing, malformed, unknown or revoked.
+     *     - `UNAUTHORIZED` (401): The API key is missing, malformed, unknown, expired or revoked.
+     *     - `FORBIDDEN` (403): The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed.
      *     - `NOT_FOUND` (404): No pet with that id, or no such route.
      *     - `METHOD_NOT_ALLOWED` (405): The path exists but not with this method; see the Allow header.
      *     - `PAYLOAD_TOO_LARGE` (413): The request body exceeds the configured size limit.
      *     - `UNSUPPORTED_MEDIA_TYPE` (415): The request body is not application/json.
      *     - `IDEMPOTENCY_KEY_REUSED` (422): The Idempotency-Key was already used with a different body.
-     *     - `RATE_LIMITED` (429): The API key exceeded its request budget; retry after Retry-After seconds.
+     *     - `RATE_LIMITED` (429): The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds.
      *     - `INTERNAL_ERROR` (500): An unexpected error; nothing about it is exposed.
      *     - `SERVICE_UNAVAILABLE` (503): The database is unreachable; retry later.
      * @enum {string}
@@ -118,6 +125,7 @@ export interface components {
       | 'VALIDATION_FAILED'
       | 'MALFORMED_JSON'
       | 'UNAUTHORIZED'
+      | 'FORBIDDEN'
       | 'NOT_FOUND'
       | 'METHOD_NOT_ALLOWED'
       | 'PAYLOAD_TOO_LARGE'
@@ -132,13 +140,14 @@ export interface components {
        * @description Machine-readable error code:
        *     - `VALIDATION_FAILED` (400): A parameter or the body is invalid; the message names the field.
        *     - `MALFORMED_JSON` (400): The request body is not parsable JSON.
-       *     - `UNAUTHORIZED` (401): The API key is missing, malformed, unknown or revoked.
+       *     - `UNAUTHORIZED` (401): The API key is missing, malformed, unknown, expired or revoked.
+       *     - `FORBIDDEN` (403): The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed.
        *     - `NOT_FOUND` (404): No pet with that id, or no such route.
        *     - `METHOD_NOT_ALLOWED` (405): The path exists but not with this method; see the Allow header.
        *     - `PAYLOAD_TOO_LARGE` (413): The request body exceeds the configured size limit.
        *     - `UNSUPPORTED_MEDIA_TYPE` (415): The request body is not application/json.
        *     - `IDEMPOTENCY_KEY_REUSED` (422): The Idempotency-Key was already used with a different body.
-       *     - `RATE_LIMITED` (429): The API key exceeded its request budget; retry after Retry-After seconds.
+       *     - `RATE_LIMITED` (429): The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds.
        *     - `INTERNAL_ERROR` (500): An unexpected error; nothing about it is exposed.
        *     - `SERVICE_UNAVAILABLE` (503): The database is unreachable; retry later.
        * @example VALIDATION_FAILED
@@ -207,7 +216,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown or revoked. */
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
       401: {
         headers: {
           [name: string]: unknown;
@@ -216,7 +225,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `RATE_LIMITED`: The API key exceeded its request budget; retry after Retry-After seconds. */
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
       429: {
         headers: {
           /** @description Seconds to wait before the next request is accepted. */
@@ -295,8 +313,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown or revoked. */
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -331,7 +358,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `RATE_LIMITED`: The API key exceeded its request budget; retry after Retry-After seconds. */
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
       429: {
         headers: {
           /** @description Seconds to wait before the next request is accepted. */
@@ -410,8 +437,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown or revoked. */
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -428,7 +464,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `RATE_LIMITED`: The API key exceeded its request budget; retry after Retry-After seconds. */
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
       429: {
         headers: {
           /** @description Seconds to wait before the next request is accepted. */

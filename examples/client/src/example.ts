@@ -95,6 +95,9 @@ export function explainError(body: ErrorBody): string {
   switch (body.code) {
     case 'UNAUTHORIZED':
       return `The API key was refused (${body.message}). Create one at the repository root with: npm run --silent apikey -- create <name>`;
+    case 'FORBIDDEN':
+      // A valid key without the scope the operation needs, e.g. a read-only key adding a pet.
+      return `The API key may not do this (${body.message}). Use a key with that scope: npm run --silent apikey -- create <name> --scopes pets:read,pets:write`;
     case 'RATE_LIMITED':
     case 'SERVICE_UNAVAILABLE':
       return `The service cannot answer now (${body.code}: ${body.message}). Retry later.`;

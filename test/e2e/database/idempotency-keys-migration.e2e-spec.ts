@@ -4,6 +4,7 @@ import { loadConfig } from '../../../src/config/app-config.js';
 import { dataSourceOptions, openDataSource } from '../../../src/database/data-source.js';
 import { InitialSchema1795219200000 } from '../../../src/database/migrations/1795219200000-initial-schema.js';
 import { IdempotencyKeys1795298400000 } from '../../../src/database/migrations/1795298400000-idempotency-keys.js';
+import { IdempotencyKeysTable1795400000000 } from '../../../src/database/migrations/1795400000000-idempotency-keys-table.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../../support/test-database.js';
 
 const EXPIRES_AT = Date.parse('2026-11-24T10:30:15.250Z');
@@ -33,7 +34,15 @@ describe.each(ENGINES)('the migration to idempotency_keys [%s]', (engine) => {
       [EXPIRES_AT],
     );
     await before.destroy();
-    migrated = await openDataSource(options);
+    // Up to this migration and no further, so that undoing the last one undoes it.
+    migrated = await openDataSource({
+      ...options,
+      migrations: [
+        InitialSchema1795219200000,
+        IdempotencyKeys1795298400000,
+        IdempotencyKeysTable1795400000000,
+      ],
+    });
   });
   afterAll(async () => {
     await migrated?.destroy();

@@ -78,14 +78,19 @@ describe('toApiError', () => {
       [
         'HttpException 403',
         new HttpException('Forbidden resource', 403),
-        { code: 'VALIDATION_FAILED', message: 'The request is malformed', status: 400 },
+        {
+          code: 'FORBIDDEN',
+          message: 'This API key may not perform this operation',
+          status: 403,
+        },
       ],
       [
         'HttpException 429',
         new HttpException('ThrottlerException: Too Many Requests', 429),
         {
           code: 'RATE_LIMITED',
-          message: 'The API key exceeded its request budget; retry after Retry-After seconds.',
+          message:
+            'The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds.',
           status: 429,
         },
       ],

@@ -34,6 +34,8 @@ describe('loadConfig', () => {
       redisUrl: undefined,
       metricsPort: undefined,
       metricsHost: '127.0.0.1',
+      authFailureLimitPerMinute: 60,
+      trustedProxies: [],
     });
   });
 
@@ -59,6 +61,8 @@ describe('loadConfig', () => {
         'REDIS_URL',
         'METRICS_PORT',
         'METRICS_HOST',
+        'AUTH_FAILURE_LIMIT_PER_MINUTE',
+        'TRUSTED_PROXIES',
       ].map((name) => [name, '']),
     );
     expect({ ...loadConfig(empty) }).toEqual({ ...loadConfig({}) });
@@ -338,6 +342,48 @@ describe('loadConfig', () => {
     it('rejects a blank METRICS_HOST', () => {
       expect(configError({ METRICS_HOST: ' ' }).message).toBe(
         'Invalid configuration: METRICS_HOST must be a non-empty string (got " ")',
+      );
+    });
+  });
+
+  describe('AUTH_FAILURE_LIMIT_PER_MINUTE', () => {
+    it.each([
+      ['0', 0],
+      ['60', 60],
+      ['1000000', 1_000_000],
+    ])('accepts %j', (value, expected) => {
+      expect(loadConfig({ AUTH_FAILURE_LIMIT_PER_MINUTE: value }).authFailureLimitPerMinute).toBe(
+        expected,
+      );
+    });
+
+    it.each(['-1', '1000001', 'off', '1.5'])('rejects %j', (value) => {
+      expect(configError({ AUTH_FAILURE_LIMIT_PER_MINUTE: value }).message).toBe(
+        `Invalid configuration: AUTH_FAILURE_LIMIT_PER_MINUTE must be an integer from 0 to 1000000 (got ${JSON.stringify(value)})`,
+      );
+    });
+  });
+
+  describe('TRUSTED_PROXIES', () => {
+    it.each([
+      ['10.0.0.5', ['10.0.0.5']],
+      ['10.0.0.0/8, 192.168.1.10', ['10.0.0.0/8', '192.168.1.10']],
+      ['::1,2001:db8::/32,0.0.0.0/0', ['::1', '2001:db8::/32', '0.0.0.0/0']],
+    ])('accepts %j', (value, expected) => {
+      expect(loadConfig({ TRUSTED_PROXIES: value }).trustedProxies).toEqual(expected);
+    });
+
+    it.each([
+      'lb.internal',
+      '10.0.0.0/33',
+      '2001:db8::/129',
+      '10.0.0.1/8/1',
+      '10.0.0.1,',
+      '10.0.0/8',
+      '1.2.3.4/x',
+    ])('rejects %j', (value) => {
+      expect(configError({ TRUSTED_PROXIES: value }).message).toBe(
+        `Invalid configuration: TRUSTED_PROXIES must be comma-separated IP addresses or CIDR ranges, e.g. 10.0.0.0/8,192.168.1.10 (got ${JSON.stringify(value)})`,
       );
     });
   });

@@ -1,0 +1,27 @@
+import { applyDecorators, SetMetadata, type ExecutionContext } from '@nestjs/common';
+import type { Reflector } from '@nestjs/core';
+import { ApiSecurity } from '@nestjs/swagger';
+import { ApiErrorResponses } from '../common/api-error-responses.js';
+import type { Scope } from './scopes.js';
+
+const REQUIRED_SCOPE_KEY = 'requiredScope';
+
+/** The security scheme every operation names (src/docs/openapi.ts). */
+export const BEARER_SCHEME = 'bearerAuth';
+
+/**
+ * Declares the scope an operation needs (docs/api-design.md, "API keys"). The API-key guard
+ * enforces it; the OpenAPI document shows it in the operation's security requirement, and the 403
+ * a key without it gets.
+ */
+export const RequireScope = (scope: Scope) =>
+  applyDecorators(
+    SetMetadata(REQUIRED_SCOPE_KEY, scope),
+    ApiSecurity(BEARER_SCHEME, [scope]),
+    ApiErrorResponses(403),
+  );
+
+/** The scope the handler was declared with; undefined when it needs none. */
+export function requiredScope(reflector: Reflector, context: ExecutionContext): Scope | undefined {
+  return reflector.get<Scope | undefined>(REQUIRED_SCOPE_KEY, context.getHandler());
+}

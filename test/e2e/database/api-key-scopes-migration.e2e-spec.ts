@@ -1,0 +1,84 @@
+import { DataSource } from 'typeorm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiKeyEntity } from '../../../src/auth/api-key.entity.js';
+import { ApiKeysService } from '../../../src/auth/api-keys.service.js';
+import { loadConfig } from '../../../src/config/app-config.js';
+import { dataSourceOptions, openDataSource } from '../../../src/database/data-source.js';
+import { InitialSchema1795219200000 } from '../../../src/database/migrations/1795219200000-initial-schema.js';
+import { IdempotencyKeys1795298400000 } from '../../../src/database/migrations/1795298400000-idempotency-keys.js';
+import { IdempotencyKeysTable1795400000000 } from '../../../src/database/migrations/1795400000000-idempotency-keys-table.js';
+import { ApiKeyScopesExpiry1795500000000 } from '../../../src/database/migrations/1795500000000-api-key-scopes-expiry.js';
+import { hashApiKey } from '../../../src/auth/api-key.js';
+import { createTestDatabase, ENGINES, type TestDatabase } from '../../support/test-database.js';
+
+const OLD_KEY = `pets_aaaaaaaaaaaa_${'A'.repeat(43)}`;
+
+describe.each(ENGINES)('the migration to API key scopes and expiry [%s]', (engine) => {
+  let database: TestDatabase;
+  let migrated: DataSource;
+  beforeAll(async () => {
+    database = await createTestDatabase(engine);
+    const options = dataSourceOptions(loadConfig({ DATABASE_URL: database.url }).database);
+    // The schema as it was before, with a key issued then.
+    const before = await new DataSource({
+      ...options,
+      migrations: [
+        InitialSchema1795219200000,
+        IdempotencyKeys1795298400000,
+        IdempotencyKeysTable1795400000000,
+      ],
+    }).initialize();
+    await before.runMigrations();
+    const p = (n: number) => (engine === 'postgres' ? `$${n}` : '?');
+    await before.query(
+      `INSERT INTO api_keys (name, prefix, key_hash) VALUES ('old', 'aaaaaaaaaaaa', ${p(1)})`,
+      [hashApiKey(OLD_KEY)],
+    );
+    await before.destroy();
+    // Up to this migration and no further, so that undoing the last one undoes it.
+    migrated = await openDataSource({
+      ...options,
+      migrations: [
+        InitialSchema1795219200000,
+        IdempotencyKeys1795298400000,
+        IdempotencyKeysTable1795400000000,
+        ApiKeyScopesExpiry1795500000000,
+      ],
+    });
+  });
+  afterAll(async () => {
+    await migrated?.destroy();
+    await database?.drop();
+  });
+
+  it('gives existing keys both scopes, no expiry and no last use', async () => {
+    const [row] = await migrated.query(
+      'SELECT name, scopes, expires_at, last_used_at FROM api_keys',
+    );
+    expect(row).toEqual({
+      name: 'old',
+      scopes: 'pets:read,pets:write',
+      expires_at: null,
+      last_used_at: null,
+    });
+  });
+
+  it('an existing key still authenticates, with both scopes', async () => {
+    const keys = new ApiKeysService(migrated.getRepository(ApiKeyEntity));
+    expect(await keys.authenticate(OLD_KEY)).toEqual({
+      id: 1,
+      name: 'old',
+      prefix: 'aaaaaaaaaaaa',
+      scopes: ['pets:read', 'pets:write'],
+    });
+  });
+
+  it('reverts: api_keys has exactly its earlier columns and keeps its rows', async () => {
+    await migrated.undoLastMigration();
+    const [row] = await migrated.query('SELECT * FROM api_keys');
+    expect(Object.keys(row).sort()).toEqual(
+      ['created_at', 'id', 'key_hash', 'name', 'prefix', 'revoked_at'].sort(),
+    );
+    expect(row).toMatchObject({ name: 'old', prefix: 'aaaaaaaaaaaa', revoked_at: null });
+  });
+});
