@@ -30,7 +30,7 @@ async function run(args: string[]): Promise<void> {
   loadDotEnv();
   const dataSource = await openDataSource(dataSourceOptions(loadConfig().database));
   try {
-    const apiKeys = new ApiKeysService(dataSource.getRepository(ApiKeyEntity));
+    const apiKeys = new ApiKeysService(dataSource.getRepository(ApiKeyEntity), dataSource);
     if (command === 'create') {
       process.stdout.write(`${(await apiKeys.create(argument, createOptions)).key}\n`);
     } else if (command === 'list') {

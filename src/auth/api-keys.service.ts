@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, Repository } from 'typeorm';
+import { onReadNode } from '../database/read-node.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { isPrintableAscii } from '../common/printable-ascii.js';
 import { apiKeyPrefix, generateApiKey, hashApiKey, hashesEqual } from './api-key.js';
@@ -64,7 +65,10 @@ export class ApiKeysService {
   /** By key id: when this instance last wrote `last_used_at`. */
   private readonly lastUseRecordedAt = new Map<number, number>();
 
-  constructor(@InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>) {}
+  constructor(
+    @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
 
   /** Creates a key; the returned `key` is the only time it exists outside the client. */
   async create(
@@ -123,7 +127,11 @@ export class ApiKeysService {
       return cached.principal;
     }
 
-    const stored = await this.keys.findOneBy({ prefix });
+    // On the read node, like pet reads, so that a crashed primary does not refuse every client
+    // whose key is not cached (docs/deployment.md).
+    const stored = await onReadNode(this.dataSource, (manager) =>
+      manager.findOneBy(ApiKeyEntity, { prefix }),
+    );
     if (
       !stored ||
       stored.revokedAt !== null ||

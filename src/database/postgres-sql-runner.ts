@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { isReadNodeFailure } from './database-errors.js';
+import { onReadNode } from './read-node.js';
 import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
 
 /**
@@ -10,7 +10,6 @@ import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
  */
 export class PostgresSqlRunner extends SqlRunner {
   readonly engine = 'postgres';
-  private readonly hasReadNode: boolean;
 
   /** `onReadFallback` hears of each read the primary answered because the read node failed. */
   constructor(
@@ -18,23 +17,15 @@ export class PostgresSqlRunner extends SqlRunner {
     private readonly onReadFallback: () => void = () => {},
   ) {
     super();
-    this.hasReadNode = dataSource.options.type === 'postgres' && !!dataSource.options.replication;
   }
 
-  /**
-   * A read node that is down, restarting, being promoted or cancelling the query for replay costs
-   * no failed request: the read is asked again of the primary (docs/deployment.md). An error the
-   * query itself caused is not retried.
-   */
-  async read(sql: string, params: unknown[]): Promise<Row[]> {
-    if (!this.hasReadNode) return this.runOn('master', sql, params);
-    try {
-      return await this.runOn('slave', sql, params);
-    } catch (error) {
-      if (!isReadNodeFailure(error)) throw error;
-      this.onReadFallback();
-      return this.runOn('master', sql, params);
-    }
+  /** On the read node when there is one, falling back to the primary (read-node.ts). */
+  read(sql: string, params: unknown[]): Promise<Row[]> {
+    return onReadNode(
+      this.dataSource,
+      (manager) => manager.query<Row[]>(sql, params),
+      this.onReadFallback,
+    );
   }
 
   write(sql: string, params: unknown[]): Promise<Row[]> {
@@ -43,15 +34,6 @@ export class PostgresSqlRunner extends SqlRunner {
 
   transaction<T>(work: (transaction: SqlTransaction) => Promise<T>): Promise<T> {
     return this.dataSource.transaction((manager) => work(inTransaction(manager)));
-  }
-
-  private async runOn(mode: 'master' | 'slave', sql: string, params: unknown[]): Promise<Row[]> {
-    const runner = this.dataSource.createQueryRunner(mode);
-    try {
-      return (await runner.query(sql, params)) as Row[];
-    } finally {
-      await runner.release();
-    }
   }
 }
 

@@ -25,6 +25,24 @@ async function query(url: string, sql: string, params: unknown[] = []): Promise<
   }
 }
 
+async function copyApiKeys(fromUrl: string, toUrl: string): Promise<void> {
+  const from = new pg.Client({ connectionString: fromUrl });
+  await from.connect();
+  try {
+    const { rows } = await from.query<{ name: string; prefix: string; key_hash: string }>(
+      'SELECT name, prefix, key_hash FROM api_keys',
+    );
+    for (const row of rows)
+      await query(toUrl, 'INSERT INTO api_keys (name, prefix, key_hash) VALUES ($1, $2, $3)', [
+        row.name,
+        row.prefix,
+        row.key_hash,
+      ]);
+  } finally {
+    await from.end();
+  }
+}
+
 /**
  * DATABASE_READ_URL on two throw-away PostgreSQL servers, primary and read node (the read node is not a real standby:
  * it holds the same schema and a pet of its own, so an answer shows which server gave it). The cluster tests
@@ -53,6 +71,8 @@ describe.skipIf(!ENGINES.includes('postgres'))(
       // The CLI migrates each database it opens: both get the schema.
       expect((await runApiKeyCli(['create', 'read-node'], readNode.url)).code).toBe(0);
       const key = (await runApiKeyCli(['create', 'reads'], primary.url)).stdout.trim();
+      // Key lookups read on the read node too: it gets the key's row, as a standby would.
+      await copyApiKeys(primary.url, readNode.url);
       await query(readNode.url, 'INSERT INTO pets (id, name, category_id) VALUES ($1, $2, $3)', [
         READ_NODE_PET.id,
         READ_NODE_PET.name,

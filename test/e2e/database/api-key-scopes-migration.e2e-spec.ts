@@ -64,7 +64,7 @@ describe.each(ENGINES)('the migration to API key scopes and expiry [%s]', (engin
   });
 
   it('an existing key still authenticates, with both scopes', async () => {
-    const keys = new ApiKeysService(migrated.getRepository(ApiKeyEntity));
+    const keys = new ApiKeysService(migrated.getRepository(ApiKeyEntity), migrated);
     expect(await keys.authenticate(OLD_KEY)).toEqual({
       id: 1,
       name: 'old',

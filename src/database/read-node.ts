@@ -1,0 +1,40 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { isReadNodeFailure } from './database-errors.js';
+
+/**
+ * Runs a read on the read node when one is configured (DATABASE_READ_URL, TypeORM's `replication`),
+ * else on the primary. A read node that is down, restarting, being promoted or cancelling the
+ * query for replay costs no failed request: the read is asked again of the primary
+ * (docs/deployment.md). An error the query itself caused is not retried.
+ */
+export async function onReadNode<T>(
+  dataSource: DataSource,
+  work: (manager: EntityManager) => Promise<T>,
+  onFallback: () => void = () => {},
+): Promise<T> {
+  if (!hasReadNode(dataSource)) return work(dataSource.manager);
+  try {
+    return await withQueryRunner(dataSource, 'slave', work);
+  } catch (error) {
+    if (!isReadNodeFailure(error)) throw error;
+    onFallback();
+    return withQueryRunner(dataSource, 'master', work);
+  }
+}
+
+export function hasReadNode(dataSource: DataSource): boolean {
+  return dataSource.options.type === 'postgres' && !!dataSource.options.replication;
+}
+
+async function withQueryRunner<T>(
+  dataSource: DataSource,
+  mode: 'master' | 'slave',
+  work: (manager: EntityManager) => Promise<T>,
+): Promise<T> {
+  const runner = dataSource.createQueryRunner(mode);
+  try {
+    return await work(runner.manager);
+  } finally {
+    await runner.release();
+  }
+}
