@@ -129,6 +129,8 @@ async function runRound(round) {
     process.stderr.write(
       servers.map((s) => `${s.contender} ready in ${Math.round(s.coldStartMs)} ms`).join(', '),
     );
+    for (const scenario of scenarios)
+      for (const server of servers) await expectAnswer(server, scenario.request);
     // Every code path is warm (JIT-compiled) before any is measured, so no scenario pays for the first.
     for (const scenario of scenarios)
       for (const server of servers) if (warmup > 0) await load(server, scenario, warmup);
@@ -194,6 +196,19 @@ async function startContender(contender, round) {
   };
 }
 
+/**
+ * Fails the run unless a scenario that expects a status (the 304s) gets it: wrk counts only
+ * statuses over 399 as errors, so a 200 there would pass unnoticed.
+ */
+async function expectAnswer(server, { method, path, headers, expectStatus }) {
+  if (expectStatus === undefined) return;
+  const answer = await fetch(`${server.origin}${path.replace('{id}', '1')}`, { method, headers });
+  if (answer.status !== expectStatus)
+    throw new Error(
+      `${server.contender}: ${method} ${path} answered ${answer.status}, not ${expectStatus}`,
+    );
+}
+
 function load(server, scenario, duration) {
   return runLoad({ ...scenario.request, origin: server.origin, connections, seconds: duration });
 }
@@ -213,10 +228,17 @@ function defineScenarios({ rows, key, scale }) {
     request: { method: 'GET', path: `/v1/pets?limit=20&cursor=${deepCursor}`, headers },
   };
   if (scale) return [list, deep];
+  // The 304 path (docs/api-design.md, "Conditional requests"): `If-None-Match: *` matches every
+  // 200, so each request is read, hashed and answered 304 without a body, as for a client whose
+  // held ETag is current.
+  const notModified = { ...headers, 'If-None-Match': '*' };
+  const get = { method: 'GET', path: '/v1/pets/{id}', maxId: rows };
   return [
     list,
     deep,
-    { name: 'get', request: { method: 'GET', path: '/v1/pets/{id}', maxId: rows, headers } },
+    { name: 'get', request: { ...get, headers } },
+    { name: 'list304', request: { ...list.request, headers: notModified, expectStatus: 304 } },
+    { name: 'get304', request: { ...get, headers: notModified, expectStatus: 304 } },
     {
       name: 'create',
       request: {

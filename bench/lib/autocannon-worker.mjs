@@ -25,12 +25,19 @@ const result = await autocannon({
 });
 
 const requests = result.requests.total;
+
+/** Answers of another status than the scenario expects: any non-2xx, or anything but its status. */
+function unexpectedStatuses() {
+  if (spec.expectStatus === undefined) return result.non2xx;
+  return requests - (result.statusCodeStats[String(spec.expectStatus)]?.count ?? 0);
+}
+
 process.stdout.write(
   JSON.stringify({
     requests,
     rps: requests / (result.duration || spec.seconds),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
-    errors: result.errors + result.timeouts + result.non2xx,
+    errors: result.errors + result.timeouts + unexpectedStatuses(),
   }),
 );

@@ -19,6 +19,7 @@ export const loadGenerator = hasWrk() ? 'wrk' : 'autocannon';
  * @param {number} [spec.maxId]
  * @param {Record<string,string>} spec.headers
  * @param {string} [spec.body]
+ * @param {number} [spec.expectStatus] the one status counted as success (default: any 2xx)
  * @param {number} spec.connections
  * @param {number} spec.seconds
  * @returns {Promise<{requests:number, rps:number, p50Ms:number, p99Ms:number, errors:number}>}

@@ -1,6 +1,7 @@
 // Wire rules of the Animal Store API, hand-written: what the service gets from class-validator,
 // its validation pipe and src/common, with byte-identical messages. Each function returns the
 // error message (a string) or undefined when the input is acceptable.
+import { hash } from 'node:crypto';
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
 export const DEFAULT_PAGE_SIZE = 20;
@@ -29,6 +30,10 @@ export const ERROR_CODES = {
   METHOD_NOT_ALLOWED: {
     status: 405,
     meaning: 'The path exists but not with this method; see the Allow header.',
+  },
+  GONE: {
+    status: 410,
+    meaning: 'The operation was removed at its Sunset date; the message names its replacement.',
   },
   PAYLOAD_TOO_LARGE: {
     status: 413,
@@ -249,4 +254,37 @@ export function petJson(id, name, categoryId, status) {
   return status === null
     ? `{"id":${id},"name":${JSON.stringify(name)},"categoryId":${categoryId}}`
     : `{"id":${id},"name":${JSON.stringify(name)},"categoryId":${categoryId},"status":"${status}"}`;
+}
+
+// Conditional GETs (src/http/conditional-get.ts).
+
+/** The weak ETag of an answer: SHA-1 of its Link header (when it has one) and body. */
+export function entityTagOf(body, link) {
+  return `W/"${hash('sha1', link === undefined ? body : `${link}\n${body}`, 'base64url')}"`;
+}
+
+const ENTITY_TAG = /(?:W\/)?("[\x21\x23-\x7e\x80-\xff]*")/y;
+
+/** Whether If-None-Match names this ETag (RFC 9110 §13.1.2, weak comparison); invalid: no. */
+export function ifNoneMatchMatches(value, etag) {
+  if (value === undefined) return false;
+  if (value.trim() === '*') return true;
+  const opaque = etag.slice(2);
+  let matched = false;
+  let at = 0;
+  while (at < value.length) {
+    const char = value[at];
+    if (char === ',' || char === ' ' || char === '\t') {
+      at += 1;
+      continue;
+    }
+    ENTITY_TAG.lastIndex = at;
+    const tag = ENTITY_TAG.exec(value);
+    if (tag === null) return false;
+    if (tag[1] === opaque) matched = true;
+    at = ENTITY_TAG.lastIndex;
+    while (value[at] === ' ' || value[at] === '\t') at += 1;
+    if (at < value.length && value[at] !== ',') return false;
+  }
+  return matched;
 }

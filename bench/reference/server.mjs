@@ -16,8 +16,10 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import {
   encodeCursor,
+  entityTagOf,
   errorBody,
   ERROR_CODES,
+  ifNoneMatchMatches,
   MAX_JSON_DEPTH,
   nestingDepth,
   newPetError,
@@ -52,10 +54,13 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const PETS_PATH = '/v1/pets';
 const WWW_AUTHENTICATE = 'Bearer realm="animal-store"';
 
-/** getPet's deprecation headers (pets.controller.ts), on every response of that route. */
+/** getPet's sunset (src/pets/get-pet-deprecation.ts): 410 GONE from this instant on. */
+const SUNSET = new Date('2030-12-05T00:00:00Z');
+
+/** getPet's deprecation headers, on every response of that route. */
 const DEPRECATION = {
   deprecation: `@${Math.floor(Date.parse('2026-11-21T00:00:00Z') / 1000)}`,
-  sunset: new Date('2030-12-05T00:00:00Z').toUTCString(),
+  sunset: SUNSET.toUTCString(),
   link: `<${PETS_PATH}>; rel="successor-version"`,
 };
 
@@ -76,6 +81,10 @@ const UNAVAILABLE = errorBody('SERVICE_UNAVAILABLE', 'The database is unavailabl
 const DATABASE_UNAVAILABLE = errorBody(
   'SERVICE_UNAVAILABLE',
   'The database is unavailable; retry later',
+);
+const GONE = errorBody(
+  'GONE',
+  `This operation was removed on ${DEPRECATION.sunset}; use listPets (GET ${PETS_PATH}) with the status filter instead`,
 );
 const HOST_COUNT = errorBody('VALIDATION_FAILED', 'A request must have exactly one Host header');
 
@@ -197,21 +206,48 @@ const app = Fastify({
 // Responses
 
 /** Every response leaves through here: status, JSON body and the headers every response carries. */
-function send(request, reply, status, body) {
+function send(request, reply, status, body, cacheControl = 'no-store') {
   reply.code(status);
-  reply.header('content-type', JSON_TYPE);
-  reply.header('cache-control', 'no-store');
+  if (status !== 304) reply.header('content-type', JSON_TYPE);
+  reply.header('cache-control', cacheControl);
   reply.header('x-content-type-options', 'nosniff');
   reply.header('x-request-id', request.id);
   if (closing) reply.header('connection', 'close');
   return reply.send(body);
 }
 
-function sendGetPet(request, reply, status, body) {
+function setDeprecationHeaders(reply) {
   reply.header('deprecation', DEPRECATION.deprecation);
   reply.header('sunset', DEPRECATION.sunset);
   reply.header('link', DEPRECATION.link);
+}
+
+function sendGetPet(request, reply, status, body) {
+  setDeprecationHeaders(reply);
   return send(request, reply, status, body);
+}
+
+/**
+ * A 200 of listPets or getPet, its other headers set: with its ETag and private, no-cache, or a
+ * 304 without body or Content-Type when If-None-Match names the ETag
+ * (src/http/conditional-get.ts). A HEAD keeps the body for Fastify's HEAD handler, which sends
+ * the 200's Content-Length and no body.
+ */
+/**
+ * Route hook of listPets and getPet: Fastify types the body a 304 HEAD keeps as text/plain; a 304
+ * has no Content-Type.
+ */
+function noTypeOn304(_request, reply, payload, done) {
+  if (reply.statusCode === 304) reply.removeHeader('content-type');
+  done(null, payload);
+}
+
+function sendCacheable(request, reply, body) {
+  const etag = entityTagOf(body, reply.getHeader('link'));
+  reply.header('etag', etag);
+  const status = ifNoneMatchMatches(request.headers['if-none-match'], etag) ? 304 : 200;
+  const sent = status === 200 || request.method === 'HEAD' ? body : undefined;
+  return send(request, reply, status, sent, 'private, no-cache');
 }
 
 function unauthorized(request, reply, body, sender) {
@@ -295,7 +331,7 @@ app.server.on('connect', (_request, socket) =>
 // ---------------------------------------------------------------------------------------------
 // Routes
 
-app.get(PETS_PATH, (request, reply) => {
+app.get(PETS_PATH, { onSend: noTypeOn304 }, (request, reply) => {
   const denied = authError(request);
   if (denied !== undefined) return unauthorized(request, reply, denied, send);
   const query = parseListQuery(request.query);
@@ -319,7 +355,7 @@ app.get(PETS_PATH, (request, reply) => {
       `<${PETS_PATH}?limit=${limit}${statusParam}&cursor=${encodeCursor(rows[limit - 1][0])}>; rel="next"`,
     );
   }
-  return send(request, reply, 200, body);
+  return sendCacheable(request, reply, body);
 });
 
 app.post(PETS_PATH, (request, reply) => {
@@ -338,17 +374,19 @@ app.post(PETS_PATH, (request, reply) => {
   return send(request, reply, 201, petJson(id, pet.name, pet.categoryId, status));
 });
 
-app.get(`${PETS_PATH}/:petId`, (request, reply) => {
+app.get(`${PETS_PATH}/:petId`, { onSend: noTypeOn304 }, (request, reply) => {
   // The router matches "/v1/pets/" with an empty petId; Nest's adapter sends that to the 404 handler.
   if (request.params.petId === '') return reply.callNotFound();
   const denied = authError(request);
   if (denied !== undefined) return unauthorized(request, reply, denied, sendGetPet);
+  if (Date.now() >= SUNSET.getTime()) return sendGetPet(request, reply, 410, GONE);
   const id = parsePetId(request.params.petId);
   if (id === undefined) return sendGetPet(request, reply, 400, BAD_PET_ID);
   const row = store.byId(id);
   if (row === undefined)
     return sendGetPet(request, reply, 404, errorBody('NOT_FOUND', `No pet with id ${id}`));
-  return sendGetPet(request, reply, 200, petJson(row[0], row[1], row[2], row[3]));
+  setDeprecationHeaders(reply);
+  return sendCacheable(request, reply, petJson(row[0], row[1], row[2], row[3]));
 });
 
 // Public probes, as the service's health controller (only the readiness contract matters here).

@@ -6,6 +6,8 @@ import {
   INVALID_API_KEY_MESSAGE,
   NOT_JSON_MESSAGE,
 } from './api-error.js';
+import { goneMessage } from '../http/deprecation.js';
+import { GET_PET_DEPRECATION } from '../pets/get-pet-deprecation.js';
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode } from './error-codes.js';
 import { ErrorDto } from './error.dto.js';
 
@@ -17,6 +19,7 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   FORBIDDEN: 'This API key lacks the scope pets:write',
   NOT_FOUND: 'No pet with id 42',
   METHOD_NOT_ALLOWED: 'Method DELETE is not allowed here; use GET, HEAD, POST',
+  GONE: goneMessage(GET_PET_DEPRECATION),
   PAYLOAD_TOO_LARGE: 'Request body exceeds 16384 bytes',
   UNSUPPORTED_MEDIA_TYPE: NOT_JSON_MESSAGE,
   IDEMPOTENCY_KEY_REUSED: 'This Idempotency-Key was already used with a different request body',

@@ -23,6 +23,10 @@ export const ERROR_CODES = {
     status: 405,
     meaning: 'The path exists but not with this method; see the Allow header.',
   },
+  GONE: {
+    status: 410,
+    meaning: 'The operation was removed at its Sunset date; the message names its replacement.',
+  },
   PAYLOAD_TOO_LARGE: {
     status: 413,
     meaning: 'The request body exceeds the configured size limit.',

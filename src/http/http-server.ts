@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { closeConnectionsWhileClosing } from './graceful-close.js';
+import { answerConditionally } from './conditional-get.js';
 import { checkRequest } from './request-checks.js';
 import { registerBodyParsers } from './request-body.js';
 import { setResponseHeaders } from './response-headers.js';
@@ -13,7 +14,7 @@ export function configureHttpServer(fastify: FastifyInstance, routes: RouteTable
   fastify.addHook('onRequest', checkRequest);
   fastify.addHook('onSend', (request, reply, payload, done) => {
     setResponseHeaders(request, reply);
-    done(null, payload);
+    done(null, answerConditionally(request, reply, payload));
   });
   closeConnectionsWhileClosing(fastify);
   answerExpectationsAndConnect(fastify.server);

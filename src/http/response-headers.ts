@@ -1,10 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { routeHeaders } from './route-headers.js';
+import { httpRouteConfig } from './route-config.js';
 
 /**
  * Headers every response carries, whatever produced it (docs/api-design.md, "Response headers"):
  * no caching, no content sniffing, and the request id. A constant object, because the headers are
- * set on every response.
+ * set on every response. A 200 or 304 of a route with an ETag replaces the Cache-Control
+ * (conditional-get.ts).
  */
 const FIXED_HYGIENE_HEADERS = {
   'cache-control': 'no-store',
@@ -21,6 +22,6 @@ export function hygieneHeaders(requestId: string): Record<string, string> {
 /** Sets the hygiene headers, then those the request's route declares, if it matched one. */
 export function setResponseHeaders(request: FastifyRequest, reply: FastifyReply): void {
   reply.headers(FIXED_HYGIENE_HEADERS).header(REQUEST_ID_HEADER, request.id);
-  const fromRoute = routeHeaders(request);
+  const fromRoute = httpRouteConfig(request)?.responseHeaders;
   if (fromRoute) reply.headers(fromRoute);
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { ERROR_CODES } from '../common/error-codes.js';
-import { registeredRouteHeaders } from '../http/route-headers.js';
+import { registeredHttpRouteConfig } from '../http/route-config.js';
 import type { Metrics } from './metrics.js';
 import type { Operation } from './operations.js';
 
@@ -73,7 +73,7 @@ function recordSunset(
   operations: ReadonlyMap<string, Operation>,
   route: RouteOptions,
 ): void {
-  const sunset = registeredRouteHeaders(route)?.Sunset;
+  const sunset = registeredHttpRouteConfig(route)?.responseHeaders?.Sunset;
   if (sunset === undefined) return;
   for (const method of [route.method].flat()) {
     const operation = operations.get(`${method} ${route.url}`);

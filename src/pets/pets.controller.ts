@@ -5,14 +5,17 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiParam,
+  ApiResponse,
   ApiTags,
 } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { type ApiKeyPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { RequireScope } from '../auth/require-scope.decorator.js';
-import { ApiErrorResponses } from '../common/api-error-responses.js';
+import { ApiErrorResponses, errorContent } from '../common/api-error-responses.js';
 import { PRINTABLE_ASCII_PATTERN } from '../common/printable-ascii.js';
-import { deprecationHeaders, RouteHeaders } from '../http/route-headers.js';
+import { ApiConditionalGet, ETAG_HEADERS } from '../http/conditional-get.openapi.js';
+import { Deprecated, deprecationHeaders, goneMessage } from '../http/deprecation.js';
+import { HttpRoute } from '../http/route-config.js';
 import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
@@ -23,20 +26,36 @@ import {
   IDEMPOTENCY_KEY_MAX_LENGTH,
   IdempotencyKey,
 } from './idempotency-key.js';
+import { GET_PET_DEPRECATION, PETS_PATH } from './get-pet-deprecation.js';
 import { ParsePetIdPipe } from './pet-id.pipe.js';
 import { PetsService } from './pets.service.js';
 
-const PETS_PATH = '/v1/pets';
+/** getPet says on every response that it is going away (docs/api-design.md, "Deprecation"). */
+const GET_PET_DEPRECATION_HEADERS = deprecationHeaders(GET_PET_DEPRECATION);
 
-/**
- * getPet is deprecated in favour of listPets with the status filter, and says so on every response
- * (docs/api-design.md, "Deprecation").
- */
-const GET_PET_DEPRECATION = deprecationHeaders({
-  since: new Date('2026-11-21T00:00:00Z'),
-  sunset: new Date('2030-12-05T00:00:00Z'),
-  successor: PETS_PATH,
-});
+const LIST_PETS_HEADERS = {
+  Link: {
+    description: 'RFC 8288 link to the next page, `<…>; rel="next"`; absent on the last page.',
+    schema: { type: 'string' },
+  },
+  ...RATE_LIMIT_HEADERS,
+};
+
+const GET_PET_HEADERS = {
+  Deprecation: {
+    description: 'RFC 9745: when this operation was deprecated.',
+    schema: { type: 'string', example: GET_PET_DEPRECATION_HEADERS.Deprecation },
+  },
+  Sunset: {
+    description: 'RFC 8594: when this operation is removed (from then on it answers 410 `GONE`).',
+    schema: { type: 'string', example: GET_PET_DEPRECATION_HEADERS.Sunset },
+  },
+  Link: {
+    description: 'The successor: `</v1/pets>; rel="successor-version"`.',
+    schema: { type: 'string', example: GET_PET_DEPRECATION_HEADERS.Link },
+  },
+  ...RATE_LIMIT_HEADERS,
+};
 
 const CREATE_PET_DESCRIPTION =
   'Adds an animal and returns it with its assigned id. Send an `Idempotency-Key` to make retries ' +
@@ -58,6 +77,7 @@ export class PetsController {
 
   @Get()
   @RequireScope('pets:read')
+  @HttpRoute({ etag: true })
   @ApiOperation({
     operationId: 'listPets',
     summary: 'List all animals',
@@ -66,14 +86,9 @@ export class PetsController {
   @ApiOkResponse({
     description: 'A page of animals, in ascending id order.',
     type: [PetDto],
-    headers: {
-      Link: {
-        description: 'RFC 8288 link to the next page, `<…>; rel="next"`; absent on the last page.',
-        schema: { type: 'string' },
-      },
-      ...RATE_LIMIT_HEADERS,
-    },
+    headers: { ...ETAG_HEADERS, ...LIST_PETS_HEADERS },
   })
+  @ApiConditionalGet(LIST_PETS_HEADERS)
   @ApiErrorResponses(400)
   async listPets(
     @Query() query: ListPetsQueryDto,
@@ -139,34 +154,30 @@ export class PetsController {
   }
 
   @Get(':petId')
-  @RouteHeaders(GET_PET_DEPRECATION)
   @RequireScope('pets:read')
+  @Deprecated(GET_PET_DEPRECATION)
+  @HttpRoute({ responseHeaders: GET_PET_DEPRECATION_HEADERS, etag: true })
   @ApiOperation({
     operationId: 'getPet',
     summary: 'Get an animal (deprecated)',
-    description: `Deprecated: removed on ${GET_PET_DEPRECATION.Sunset}. Use \`GET /pets\` with the \`status\` filter instead.`,
+    description:
+      `Deprecated: removed on ${GET_PET_DEPRECATION_HEADERS.Sunset}. Use \`GET /pets\` with the ` +
+      '`status` filter instead. From that instant on, every request with a valid key gets 410 `GONE`.',
     deprecated: true,
   })
   @ApiOkResponse({
     description: 'The animal.',
     type: PetDto,
-    headers: {
-      Deprecation: {
-        description: 'RFC 9745: when this operation was deprecated.',
-        schema: { type: 'string', example: GET_PET_DEPRECATION.Deprecation },
-      },
-      Sunset: {
-        description: 'RFC 8594: when this operation is removed.',
-        schema: { type: 'string', example: GET_PET_DEPRECATION.Sunset },
-      },
-      Link: {
-        description: 'The successor: `</v1/pets>; rel="successor-version"`.',
-        schema: { type: 'string', example: GET_PET_DEPRECATION.Link },
-      },
-      ...RATE_LIMIT_HEADERS,
-    },
+    headers: { ...ETAG_HEADERS, ...GET_PET_HEADERS },
   })
+  @ApiConditionalGet(GET_PET_HEADERS)
   @ApiErrorResponses(400, 404)
+  @ApiResponse({
+    status: 410,
+    description: `\`GONE\`: ${goneMessage(GET_PET_DEPRECATION)}.`,
+    content: errorContent(410),
+    headers: GET_PET_HEADERS,
+  })
   @ApiParam({
     name: 'petId',
     description: 'The identifier of the animal.',

@@ -57,14 +57,15 @@ describe.each(ENGINES)('HTTP behaviour [%s]', (engine) => {
   });
 
   describe('response hygiene', () => {
-    it('sends no-store, nosniff and a request id on success and on errors, and no X-Powered-By', async () => {
-      for (const [url, key] of [
-        ['/v1/pets', undefined],
-        ['/v1/pets', null],
-        ['/nowhere', undefined],
+    it('sends nosniff, a request id and no X-Powered-By on success and on errors; no-store unless the answer has an ETag', async () => {
+      for (const [url, key, cacheControl] of [
+        ['/v1/pets', undefined, 'private, no-cache'],
+        ['/v1/pets', null, 'no-store'],
+        ['/nowhere', undefined, 'no-store'],
+        ['/health/live', null, 'no-store'],
       ] as const) {
         const response = await t.request('GET', url, { key });
-        expect(response.headers['cache-control']).toBe('no-store');
+        expect(response.headers['cache-control']).toBe(cacheControl);
         expect(response.headers['x-content-type-options']).toBe('nosniff');
         expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
         expect(response.headers['x-powered-by']).toBeUndefined();

@@ -54,7 +54,16 @@ describe('OpenAPI document', () => {
   it('documents every status of the seed plus the ones the decisions add', () => {
     const statuses = (path: string, method: string) =>
       Object.keys(doc.paths[path][method].responses);
-    expect(statuses('/pets', 'get')).toEqual(['200', '400', '401', '403', '429', '500', '503']);
+    expect(statuses('/pets', 'get')).toEqual([
+      '200',
+      '304',
+      '400',
+      '401',
+      '403',
+      '429',
+      '500',
+      '503',
+    ]);
     expect(statuses('/pets', 'post')).toEqual([
       '201',
       '400',
@@ -69,10 +78,12 @@ describe('OpenAPI document', () => {
     ]);
     expect(statuses('/pets/{petId}', 'get')).toEqual([
       '200',
+      '304',
       '400',
       '401',
       '403',
       '404',
+      '410',
       '429',
       '500',
       '503',
@@ -130,13 +141,35 @@ describe('OpenAPI document', () => {
         required: true,
         schema: expect.objectContaining({ type: 'integer', format: 'int64' }),
       }),
+      expect.objectContaining({ name: 'If-None-Match', in: 'header' }),
     ]);
     expect(Object.keys(op.responses['200'].headers)).toEqual([
+      'ETag',
+      'Cache-Control',
       'Deprecation',
       'Sunset',
       'Link',
       ...RATE_LIMIT_HEADER_NAMES,
     ]);
+  });
+
+  it('documents conditional GETs on listPets and getPet: If-None-Match, ETag, and a 304 with the 200 headers and no body', () => {
+    for (const path of ['/pets', '/pets/{petId}']) {
+      const op = doc.paths[path].get;
+      expect(op.parameters).toContainEqual(
+        expect.objectContaining({ name: 'If-None-Match', in: 'header', required: false }),
+      );
+      const ok = op.responses['200'];
+      const notModified = op.responses['304'];
+      expect(ok.headers.ETag.schema).toMatchObject({ type: 'string' });
+      expect(ok.headers['Cache-Control'].schema).toEqual({
+        type: 'string',
+        enum: ['private, no-cache'],
+      });
+      expect(notModified.content).toBeUndefined();
+      expect(Object.keys(notModified.headers)).toEqual(Object.keys(ok.headers));
+    }
+    expect(doc.paths['/pets'].post.responses['304']).toBeUndefined();
   });
 
   it('documents the rate-limit budget on every success and Retry-After on every 429', () => {
@@ -244,6 +277,7 @@ describe('OpenAPI document', () => {
       'FORBIDDEN',
       'NOT_FOUND',
       'METHOD_NOT_ALLOWED',
+      'GONE',
       'PAYLOAD_TOO_LARGE',
       'UNSUPPORTED_MEDIA_TYPE',
       'IDEMPOTENCY_KEY_REUSED',

@@ -15,6 +15,7 @@ import {
   EXAMPLE_PET,
   explainError,
   getPet,
+  readPage,
   runExample,
   type NewPet,
   type Pet,
@@ -262,13 +263,56 @@ describe.each(ENGINES)('typed client example against the server [%s]', (engine) 
     expect(result.pages.map((page) => page.length)).toEqual([10, 10, 10, 10, 6]);
     expect(result.pages.flat()).toEqual([...seeded, created]);
     expect(result.readBack).toEqual(created);
+    expect(result.firstPageAgain).toEqual({
+      page: { pets: seeded.slice(0, 10), etag: expect.stringMatching(/^W\/"[\w-]{27}"$/) },
+      changed: false,
+    });
     const first = seeded[0].id;
     expect(lines).toEqual([
       `created #${created.id} Biscuit (category 1, available)`,
       `listed 46 pets (ids ${first} to ${created.id}, 3 categories; ` +
         '13 available, 11 pending, 11 sold, 11 no status) on 5 page(s) of up to 10',
       `read back #${created.id} Biscuit (category 1, available)`,
+      `the first page is unchanged: 304 Not Modified for ${result.firstPageAgain.page.etag}`,
     ]);
+  });
+
+  it('polls a page with its ETag: 304 keeps the held page until a pet is added, then the new page', async () => {
+    const client = createAnimalStoreClient(baseUrl, key);
+    const query = { limit: 100, status: 'sold' } as const;
+    const first = await readPage(client, query);
+    const statuses: number[] = [];
+    const counting = createAnimalStoreClient(baseUrl, key);
+    counting.use({ onResponse: ({ response }) => void statuses.push(response.status) });
+
+    const unchanged = await readPage(counting, query, first.page);
+    const added = await fetch(`${baseUrl}/pets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Polled', categoryId: 2, status: 'sold' }),
+    });
+    const pet = (await added.json()) as Pet;
+    const changed = await readPage(counting, query, unchanged.page);
+
+    expect(first.changed).toBe(true);
+    expect(first.page.pets.every((p) => p.status === 'sold')).toBe(true);
+    expect(statuses).toEqual([304, 200]);
+    expect(unchanged).toEqual({ page: first.page, changed: false });
+    expect(changed.changed).toBe(true);
+    expect(changed.page.pets).toEqual([...first.page.pets, pet]);
+    expect(changed.page.etag).not.toBe(first.page.etag);
+  });
+
+  it('explains the documented 410 of getPet after its sunset by naming the replacement', async () => {
+    const document = JSON.parse(await readFile(OPENAPI_DOCUMENT, 'utf8')) as OpenApiDocument;
+    const gone =
+      document.paths['/pets/{petId}'].get.responses['410'].content['application/json'].examples.GONE
+        .value;
+
+    expect(explainError(gone)).toBe(
+      'This operation has been retired: This operation was removed on Thu, 05 Dec 2030 ' +
+        '00:00:00 GMT; use listPets (GET /v1/pets) with the status filter instead',
+    );
   });
 
   it('surfaces the 401 Error body when the key is refused, and creates nothing', async () => {
@@ -354,6 +398,7 @@ describe.each(ENGINES)('typed client example against the server [%s]', (engine) 
         new RegExp(`^listed \\d+ pets .* on ${pagesAfterOneMore} page\\(s\\) of up to 20$`),
       ),
       expect.stringMatching(/^read back #\d+ Biscuit \(category 1, available\)$/),
+      expect.stringMatching(/^the first page is unchanged: 304 Not Modified for W\/"[\w-]{27}"$/),
       '',
     ]);
     expect(refused).toEqual({

@@ -181,6 +181,7 @@ const COMPARED_HEADERS = [
   'content-type',
   'content-length',
   'cache-control',
+  'etag',
   'x-content-type-options',
   'www-authenticate',
   'allow',

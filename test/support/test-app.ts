@@ -1,8 +1,10 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
 import type { InjectOptions, LightMyRequestResponse as Response } from 'fastify';
 import { DataSource } from 'typeorm';
-import { createApp } from '../../src/app.js';
+import { createApp, type NestAppFactory } from '../../src/app.js';
 import { ApiKeysService } from '../../src/auth/api-keys.service.js';
+import { Clock } from '../../src/common/clock.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import { createTestDatabase, type Engine } from './test-database.js';
 
@@ -28,10 +30,41 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The real application (Fastify adapter, guard, pipe, filter) on a fresh database. */
+/** A clock a test sets: the real time until `setTo`, then that instant, standing still. */
+export class TestClock extends Clock {
+  private fixed: Date | undefined;
+
+  setTo(instant: Date): void {
+    this.fixed = instant;
+  }
+
+  override now(): Date {
+    return this.fixed ?? new Date();
+  }
+}
+
+/**
+ * The app module compiled by Nest's testing module with the Clock replaced, so a test can stand on
+ * either side of a date (the getPet sunset) without touching the machine's clock.
+ */
+function withClock(clock: TestClock): NestAppFactory {
+  return async (module, adapter, options) => {
+    const compiled = await Test.createTestingModule({ imports: [module] })
+      .overrideProvider(Clock)
+      .useValue(clock)
+      .compile();
+    return compiled.createNestApplication<NestFastifyApplication>(adapter, options);
+  };
+}
+
+/**
+ * The real application (Fastify adapter, guard, pipe, filter) on a fresh database; with `clock`,
+ * its Clock provider is that one.
+ */
 export async function startTestApp(
   engine: Engine,
   env: Record<string, string> = {},
+  { clock }: { clock?: TestClock } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase(engine);
   const config = loadConfig({
@@ -40,7 +73,7 @@ export async function startTestApp(
     DATABASE_URL: database.url,
     ...env,
   });
-  const app = await createApp(config);
+  const app = await createApp(config, undefined, clock && withClock(clock));
   const { key } = await app.get(ApiKeysService).create('e2e');
   return {
     app,

@@ -42,7 +42,7 @@ export interface paths {
     /**
      * Get an animal (deprecated)
      * @deprecated
-     * @description Deprecated: removed on Thu, 05 Dec 2030 00:00:00 GMT. Use `GET /pets` with the `status` filter instead.
+     * @description Deprecated: removed on Thu, 05 Dec 2030 00:00:00 GMT. Use `GET /pets` with the `status` filter instead. From that instant on, every request with a valid key gets 410 `GONE`.
      *
      *     Needs an API key with the scope `pets:read`.
      */
@@ -113,6 +113,7 @@ export interface components {
      *     - `FORBIDDEN` (403): The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed.
      *     - `NOT_FOUND` (404): No pet with that id, or no such route.
      *     - `METHOD_NOT_ALLOWED` (405): The path exists but not with this method; see the Allow header.
+     *     - `GONE` (410): The operation was removed at its Sunset date; the message names its replacement.
      *     - `PAYLOAD_TOO_LARGE` (413): The request body exceeds the configured size limit.
      *     - `UNSUPPORTED_MEDIA_TYPE` (415): The request body is not application/json.
      *     - `IDEMPOTENCY_KEY_REUSED` (422): The Idempotency-Key was already used with a different body.
@@ -128,6 +129,7 @@ export interface components {
       | 'FORBIDDEN'
       | 'NOT_FOUND'
       | 'METHOD_NOT_ALLOWED'
+      | 'GONE'
       | 'PAYLOAD_TOO_LARGE'
       | 'UNSUPPORTED_MEDIA_TYPE'
       | 'IDEMPOTENCY_KEY_REUSED'
@@ -144,6 +146,7 @@ export interface components {
        *     - `FORBIDDEN` (403): The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed.
        *     - `NOT_FOUND` (404): No pet with that id, or no such route.
        *     - `METHOD_NOT_ALLOWED` (405): The path exists but not with this method; see the Allow header.
+       *     - `GONE` (410): The operation was removed at its Sunset date; the message names its replacement.
        *     - `PAYLOAD_TOO_LARGE` (413): The request body exceeds the configured size limit.
        *     - `UNSUPPORTED_MEDIA_TYPE` (415): The request body is not application/json.
        *     - `IDEMPOTENCY_KEY_REUSED` (422): The Idempotency-Key was already used with a different body.
@@ -184,7 +187,10 @@ export interface operations {
         /** @description Opaque position in the list. Do not build it: follow the `Link: <…>; rel="next"` header of the previous page. */
         cursor?: string;
       };
-      header?: never;
+      header?: {
+        /** @description The `ETag` of an answer you hold (a list of them, or `*`). When it still matches, the answer is 304 Not Modified without a body: keep using what you have. */
+        'If-None-Match'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -193,6 +199,10 @@ export interface operations {
       /** @description A page of animals, in ascending id order. */
       200: {
         headers: {
+          /** @description Weak validator of this answer, computed from its body and Link header: the same data gives the same ETag on every server. Send it back in `If-None-Match`. */
+          ETag?: string;
+          /** @description A client cache may keep the answer but must revalidate it (`If-None-Match`) before each use; shared caches must not keep it. Every other answer is `no-store`. */
+          'Cache-Control'?: 'private, no-cache';
           /** @description RFC 8288 link to the next page, `<…>; rel="next"`; absent on the last page. */
           Link?: string;
           /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
@@ -206,6 +216,25 @@ export interface operations {
         content: {
           'application/json': components['schemas']['Pet'][];
         };
+      };
+      /** @description Not Modified: `If-None-Match` matches the current answer. No body; the headers are those of the 200. */
+      304: {
+        headers: {
+          /** @description Weak validator of this answer, computed from its body and Link header: the same data gives the same ETag on every server. Send it back in `If-None-Match`. */
+          ETag?: string;
+          /** @description A client cache may keep the answer but must revalidate it (`If-None-Match`) before each use; shared caches must not keep it. Every other answer is `no-store`. */
+          'Cache-Control'?: 'private, no-cache';
+          /** @description RFC 8288 link to the next page, `<…>; rel="next"`; absent on the last page. */
+          Link?: string;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
       400: {
@@ -398,7 +427,10 @@ export interface operations {
   getPet: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The `ETag` of an answer you hold (a list of them, or `*`). When it still matches, the answer is 304 Not Modified without a body: keep using what you have. */
+        'If-None-Match'?: string;
+      };
       path: {
         /** @description The identifier of the animal. */
         petId: number;
@@ -410,9 +442,13 @@ export interface operations {
       /** @description The animal. */
       200: {
         headers: {
+          /** @description Weak validator of this answer, computed from its body and Link header: the same data gives the same ETag on every server. Send it back in `If-None-Match`. */
+          ETag?: string;
+          /** @description A client cache may keep the answer but must revalidate it (`If-None-Match`) before each use; shared caches must not keep it. Every other answer is `no-store`. */
+          'Cache-Control'?: 'private, no-cache';
           /** @description RFC 9745: when this operation was deprecated. */
           Deprecation?: string;
-          /** @description RFC 8594: when this operation is removed. */
+          /** @description RFC 8594: when this operation is removed (from then on it answers 410 `GONE`). */
           Sunset?: string;
           /** @description The successor: `</v1/pets>; rel="successor-version"`. */
           Link?: string;
@@ -427,6 +463,29 @@ export interface operations {
         content: {
           'application/json': components['schemas']['Pet'];
         };
+      };
+      /** @description Not Modified: `If-None-Match` matches the current answer. No body; the headers are those of the 200. */
+      304: {
+        headers: {
+          /** @description Weak validator of this answer, computed from its body and Link header: the same data gives the same ETag on every server. Send it back in `If-None-Match`. */
+          ETag?: string;
+          /** @description A client cache may keep the answer but must revalidate it (`If-None-Match`) before each use; shared caches must not keep it. Every other answer is `no-store`. */
+          'Cache-Control'?: 'private, no-cache';
+          /** @description RFC 9745: when this operation was deprecated. */
+          Deprecation?: string;
+          /** @description RFC 8594: when this operation is removed (from then on it answers 410 `GONE`). */
+          Sunset?: string;
+          /** @description The successor: `</v1/pets>; rel="successor-version"`. */
+          Link?: string;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
       400: {
@@ -458,6 +517,27 @@ export interface operations {
       /** @description `NOT_FOUND`: No pet with that id, or no such route. */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `GONE`: This operation was removed on Thu, 05 Dec 2030 00:00:00 GMT; use listPets (GET /v1/pets) with the status filter instead. */
+      410: {
+        headers: {
+          /** @description RFC 9745: when this operation was deprecated. */
+          Deprecation?: string;
+          /** @description RFC 8594: when this operation is removed (from then on it answers 410 `GONE`). */
+          Sunset?: string;
+          /** @description The successor: `</v1/pets>; rel="successor-version"`. */
+          Link?: string;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {

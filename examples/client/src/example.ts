@@ -65,6 +65,39 @@ function nextPageQuery(response: Response): string | undefined {
   return next.search;
 }
 
+/** A page of listPets as last read, with the ETag that asks whether it has changed since. */
+export interface HeldPage {
+  pets: Pet[];
+  etag: string;
+}
+
+export interface PageRead {
+  page: HeldPage;
+  /** False when the server answered 304 Not Modified: `page` is the one held, kept as it was. */
+  changed: boolean;
+}
+
+/**
+ * Reads a page of listPets, or only asks whether it changed: with a page held, its ETag goes in
+ * `If-None-Match`, and a 304 Not Modified (no body) means the held page is still current. Polling
+ * a page this way costs the client one small answer until the page changes.
+ */
+export async function readPage(
+  client: AnimalStoreClient,
+  query: { limit?: number; status?: PetStatus },
+  held?: HeldPage,
+): Promise<PageRead> {
+  const { data, error, response } = await client.GET('/pets', {
+    params: { query, header: held && { 'If-None-Match': held.etag } },
+  });
+  // openapi-fetch hands a 304 over as an error without a body: it is the answer we asked for.
+  if (response.status === 304 && held !== undefined) return { page: held, changed: false };
+  if (data === undefined) throw failure('listPets', error, response);
+  const etag = response.headers.get('ETag');
+  if (etag === null) throw new Error('listPets: the answer has no ETag');
+  return { page: { pets: data, etag }, changed: true };
+}
+
 /** getPet is deprecated (see its Sunset header) but still the way to read one pet by id. */
 export async function getPet(client: AnimalStoreClient, petId: number): Promise<Pet> {
   const { data, error, response } = await client.GET('/pets/{petId}', {
@@ -98,6 +131,8 @@ export function explainError(body: ErrorBody): string {
     case 'FORBIDDEN':
       // A valid key without the scope the operation needs, e.g. a read-only key adding a pet.
       return `The API key may not do this (${body.message}). Use a key with that scope: npm run --silent apikey -- create <name> --scopes pets:read,pets:write`;
+    case 'GONE':
+      return `This operation has been retired: ${body.message}`;
     case 'RATE_LIMITED':
     case 'SERVICE_UNAVAILABLE':
       return `The service cannot answer now (${body.code}: ${body.message}). Retry later.`;
@@ -120,11 +155,16 @@ export interface ExampleResult {
   /** Every page of listPets, in order. */
   pages: Pet[][];
   readBack: Pet;
+  /** The first page read again with its ETag: unchanged, so a 304 and no body. */
+  firstPageAgain: PageRead;
 }
 
 export const EXAMPLE_PET: NewPet = { name: 'Biscuit', categoryId: 1, status: 'available' };
 
-/** Adds a pet, walks every page of the catalogue, and reads the new pet back by its id. */
+/**
+ * Adds a pet, walks every page of the catalogue, reads the new pet back by its id, and asks
+ * whether the first page has changed since (it has not: 304).
+ */
 export async function runExample({
   baseUrl,
   apiKey,
@@ -143,7 +183,15 @@ export async function runExample({
   const readBack = await getPet(client, created.id);
   log(`read back ${describePet(readBack)}`);
 
-  return { created, pages, readBack };
+  const firstPage = await readPage(client, { limit: pageSize });
+  const firstPageAgain = await readPage(client, { limit: pageSize }, firstPage.page);
+  log(
+    firstPageAgain.changed
+      ? 'the first page changed since it was read'
+      : `the first page is unchanged: 304 Not Modified for ${firstPage.page.etag}`,
+  );
+
+  return { created, pages, readBack, firstPageAgain };
 }
 
 function describePet({ id, name, categoryId, status }: Pet): string {
