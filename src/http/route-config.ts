@@ -25,5 +25,5 @@ export function httpRouteConfig(request: FastifyRequest): HttpRouteConfig | unde
 
 /** The same config, read from a route as it is registered (metrics: each route's Sunset header). */
 export function registeredHttpRouteConfig(route: RouteOptions): HttpRouteConfig | undefined {
-  return route.config as HttpRouteConfig | undefined;
+  return route.config;
 }
