@@ -8,7 +8,7 @@ const USAGE = `usage: npm run --silent apikey -- <command>
   create <name> [--scopes pets:read,pets:write] [--expires-in <days>d]
                   create a key and print it (shown only once); by default it has both
                   scopes and never expires
-  list            list keys: id, name, prefix, scopes, created, expires, last used, revoked, state
+  list            list keys: id, name, prefix, scopes, created, expires, last used, last deprecated call, revoked, state
   revoke <id>     revoke a key; running servers refuse it within 5 seconds`;
 
 class UsageError extends Error {}
@@ -84,7 +84,18 @@ async function revoke(apiKeys: ApiKeysService, argument: string): Promise<void> 
 function formatTable(keys: ApiKeySummary[]): string {
   const now = Date.now();
   const rows = [
-    ['id', 'name', 'prefix', 'scopes', 'created', 'expires', 'last-used', 'revoked', 'state'],
+    [
+      'id',
+      'name',
+      'prefix',
+      'scopes',
+      'created',
+      'expires',
+      'last-used',
+      'last-deprecated-call',
+      'revoked',
+      'state',
+    ],
   ].concat(
     keys.map((k) => [
       String(k.id),
@@ -94,6 +105,7 @@ function formatTable(keys: ApiKeySummary[]): string {
       k.createdAt.toISOString(),
       k.expiresAt?.toISOString() ?? 'never',
       k.lastUsedAt?.toISOString() ?? '-',
+      k.lastDeprecatedCallAt?.toISOString() ?? '-',
       k.revokedAt?.toISOString() ?? '-',
       stateOf(k, now),
     ]),

@@ -33,4 +33,8 @@ export class ApiKeyEntity {
   /** When the key was last accepted, to within a minute (ApiKeysService.recordUse). */
   @Column({ name: 'last_used_at', type: Date, nullable: true })
   lastUsedAt: Date | null;
+
+  /** When the key last called a deprecated operation, to within a minute. */
+  @Column({ name: 'last_deprecated_call_at', type: Date, nullable: true })
+  lastDeprecatedCallAt: Date | null;
 }

@@ -1,8 +1,9 @@
-import { ExecutionContext, Injectable } from '@nestjs/common';
+import { ExecutionContext, Injectable, Optional } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, INVALID_API_KEY_MESSAGE, unauthorized } from '../common/api-error.js';
+import { Metrics } from '../metrics/metrics.js';
 import { AuthFailureLimiter } from '../rate-limit/auth-failure-limiter.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { API_KEY_STRATEGY } from './bearer.strategy.js';
@@ -24,6 +25,7 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
     private readonly reflector: Reflector,
     private readonly apiKeys: ApiKeysService,
     private readonly failures: AuthFailureLimiter,
+    @Optional() private readonly metrics?: Metrics,
   ) {
     super();
   }
@@ -46,7 +48,11 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
     context: ExecutionContext,
   ): T {
     if (error) throw error;
-    if (!principal) throw missingOrInvalidKey(context.switchToHttp().getRequest<FastifyRequest>());
+    if (!principal) {
+      const request = context.switchToHttp().getRequest<FastifyRequest>();
+      this.countUncheckedRefusal(request);
+      throw missingOrInvalidKey(request);
+    }
     return principal;
   }
 
@@ -66,6 +72,16 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
       }
       throw error;
     }
+  }
+
+  /**
+   * A header without a Bearer token never reaches the key check, which counts its own refusals
+   * (ApiKeysService), so these two reasons are counted here.
+   */
+  private countUncheckedRefusal(request: FastifyRequest): void {
+    const header = request.headers.authorization;
+    if (header === undefined) this.metrics?.authFailures.inc({ reason: 'missing' });
+    else if (!BEARER.test(header)) this.metrics?.authFailures.inc({ reason: 'malformed' });
   }
 
   /** A key this instance accepted lately skips the address limit, not the key check. */

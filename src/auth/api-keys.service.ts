@@ -1,7 +1,8 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import { onReadNode } from '../database/read-node.js';
+import { Metrics } from '../metrics/metrics.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { isPrintableAscii } from '../common/printable-ascii.js';
 import { apiKeyPrefix, generateApiKey, hashApiKey, hashesEqual } from './api-key.js';
@@ -22,6 +23,7 @@ export interface ApiKeySummary {
   createdAt: Date;
   expiresAt: Date | null;
   lastUsedAt: Date | null;
+  lastDeprecatedCallAt: Date | null;
   revokedAt: Date | null;
 }
 
@@ -64,10 +66,13 @@ export class ApiKeysService {
   private readonly lastVerifiedAt = new Map<string, number>();
   /** By key id: when this instance last wrote `last_used_at`. */
   private readonly lastUseRecordedAt = new Map<number, number>();
+  private readonly lastDeprecatedCallRecordedAt = new Map<number, number>();
 
   constructor(
     @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
     @InjectDataSource() private readonly dataSource: DataSource,
+    /** Present when METRICS_PORT is set: refused keys are counted by reason. */
+    @Optional() private readonly metrics?: Metrics,
   ) {}
 
   /** Creates a key; the returned `key` is the only time it exists outside the client. */
@@ -90,6 +95,7 @@ export class ApiKeysService {
         expiresAt:
           expiresInDays === undefined ? null : new Date(Date.now() + expiresInDays * DAY_MS),
         lastUsedAt: null,
+        lastDeprecatedCallAt: null,
         revokedAt: null,
       }),
     );
@@ -118,7 +124,7 @@ export class ApiKeysService {
   /** The key's owner if the key is known, not revoked and not expired; undefined otherwise. */
   async authenticate(key: string): Promise<ApiKeyPrincipal | undefined> {
     const prefix = apiKeyPrefix(key);
-    if (prefix === undefined) return undefined;
+    if (prefix === undefined) return this.refused('malformed');
     const hash = hashApiKey(key);
     const now = Date.now();
     const cached = this.verified.get(hash);
@@ -132,15 +138,18 @@ export class ApiKeysService {
     const stored = await onReadNode(this.dataSource, (manager) =>
       manager.findOneBy(ApiKeyEntity, { prefix }),
     );
-    if (
-      !stored ||
-      stored.revokedAt !== null ||
-      (stored.expiresAt !== null && stored.expiresAt.getTime() <= now) ||
-      !hashesEqual(stored.keyHash, hash)
-    ) {
+    const refusal =
+      !stored || !hashesEqual(stored.keyHash, hash)
+        ? 'unknown'
+        : stored.revokedAt !== null
+          ? 'revoked'
+          : stored.expiresAt !== null && stored.expiresAt.getTime() <= now
+            ? 'expired'
+            : undefined;
+    if (refusal || !stored) {
       this.verified.delete(hash);
       this.lastVerifiedAt.delete(hash);
-      return undefined;
+      return this.refused(refusal ?? 'unknown');
     }
     const principal: ApiKeyPrincipal = {
       id: stored.id,
@@ -158,6 +167,20 @@ export class ApiKeysService {
     return principal;
   }
 
+  /**
+   * Notes that this key called a deprecated operation, for `apikey list`: like its last use, at
+   * most one write per key per minute on this instance, never waited for.
+   */
+  recordDeprecatedCall(id: number): void {
+    this.recordAtMostPerMinute(this.lastDeprecatedCallRecordedAt, id, 'lastDeprecatedCallAt');
+  }
+
+  /** Counts a refusal the guard answers with 401 (docs/observability.md, "Metrics"). */
+  private refused(reason: 'malformed' | 'unknown' | 'revoked' | 'expired'): undefined {
+    this.metrics?.authFailures.inc({ reason });
+    return undefined;
+  }
+
   /** Whether this instance accepted this exact key in the last 10 minutes. */
   wasVerifiedRecently(key: string): boolean {
     const at = this.lastVerifiedAt.get(hashApiKey(key));
@@ -170,11 +193,20 @@ export class ApiKeysService {
    * timeout). A failed write is logged; the next minute's write catches up.
    */
   private recordUse(id: number, now: number): void {
-    const last = this.lastUseRecordedAt.get(id);
+    this.recordAtMostPerMinute(this.lastUseRecordedAt, id, 'lastUsedAt', now);
+  }
+
+  private recordAtMostPerMinute(
+    recordedAt: Map<number, number>,
+    id: number,
+    column: 'lastUsedAt' | 'lastDeprecatedCallAt',
+    now = Date.now(),
+  ): void {
+    const last = recordedAt.get(id);
     if (last !== undefined && now - last < LAST_USE_RESOLUTION_MS) return;
-    remember(this.lastUseRecordedAt, id, now);
-    this.keys.update({ id }, { lastUsedAt: new Date(now) }).catch((error: unknown) => {
-      this.logger.warn(`last use of key ${id} not recorded: ${(error as Error).message}`);
+    remember(recordedAt, id, now);
+    this.keys.update({ id }, { [column]: new Date(now) }).catch((error: unknown) => {
+      this.logger.warn(`${column} of key ${id} not recorded: ${(error as Error).message}`);
     });
   }
 }
@@ -187,7 +219,8 @@ function remember<K, V>(map: Map<K, V>, key: K, value: V): void {
 }
 
 function summarize(key: ApiKeyEntity): ApiKeySummary {
-  const { id, name, prefix, createdAt, expiresAt, lastUsedAt, revokedAt } = key;
+  const { id, name, prefix, createdAt, expiresAt, lastUsedAt, lastDeprecatedCallAt, revokedAt } =
+    key;
   return {
     id,
     name,
@@ -196,6 +229,7 @@ function summarize(key: ApiKeyEntity): ApiKeySummary {
     createdAt,
     expiresAt,
     lastUsedAt,
+    lastDeprecatedCallAt,
     revokedAt,
   };
 }

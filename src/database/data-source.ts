@@ -10,6 +10,7 @@ import { InitialSchema1795219200000 } from './migrations/1795219200000-initial-s
 import { IdempotencyKeys1795298400000 } from './migrations/1795298400000-idempotency-keys.js';
 import { IdempotencyKeysTable1795400000000 } from './migrations/1795400000000-idempotency-keys-table.js';
 import { ApiKeyScopesExpiry1795500000000 } from './migrations/1795500000000-api-key-scopes-expiry.js';
+import { ApiKeyDeprecatedCalls1795600000000 } from './migrations/1795600000000-api-key-deprecated-calls.js';
 
 /** Any 64-bit constant shared by every replica: serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 7_413_202_611;
@@ -23,6 +24,7 @@ export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
       IdempotencyKeys1795298400000,
       IdempotencyKeysTable1795400000000,
       ApiKeyScopesExpiry1795500000000,
+      ApiKeyDeprecatedCalls1795600000000,
     ],
     migrationsTableName: 'migrations',
     synchronize: false,

@@ -8,6 +8,9 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiError } from '../common/api-error.js';
+import type { FastifyRequest } from 'fastify';
+import { ApiKeysService } from '../auth/api-keys.service.js';
+import { principalOf } from '../auth/principal.js';
 import { Clock } from '../common/clock.js';
 
 /** A deprecated operation and its end (docs/api-design.md, "Deprecation"). */
@@ -43,7 +46,7 @@ export function goneMessage({ sunset, replacement }: Deprecation): string {
 const DEPRECATION = Symbol('deprecation');
 
 /**
- * Answers 410 GONE from the route's sunset on. A route guard, so it runs after the key and rate
+ * Notes which key called, then answers 410 GONE from the route's sunset on. A route guard, so it runs after the key and rate
  * limit guards (a caller without a valid key still gets 401) and before the route's pipes: after
  * the sunset every request to the route is a 410, whatever its parameters.
  */
@@ -52,10 +55,15 @@ export class SunsetGuard implements CanActivate {
   constructor(
     private readonly clock: Clock,
     private readonly reflector: Reflector,
+    private readonly apiKeys: ApiKeysService,
   ) {}
 
   canActivate(context: ExecutionContext): boolean {
     const deprecation = this.reflector.get<Deprecation>(DEPRECATION, context.getHandler());
+    // Who still calls it, for `apikey list` (docs/observability.md, "Deprecation").
+    this.apiKeys.recordDeprecatedCall(
+      principalOf(context.switchToHttp().getRequest<FastifyRequest>()).id,
+    );
     if (this.clock.now() >= deprecation.sunset)
       throw new ApiError('GONE', goneMessage(deprecation));
     return true;

@@ -50,6 +50,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly authFailures = new Counter({
+    name: 'animal_store_auth_failures_total',
+    help: 'Requests refused with 401, by reason: missing, malformed, unknown, expired or revoked key.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly idempotentReplays = new Counter({
     name: 'animal_store_idempotent_replays_total',
     help: 'createPet requests answered with the pet of an earlier request with the same Idempotency-Key.',

@@ -143,7 +143,7 @@ describe.each(ENGINES)('API key scopes, expiry and last use [%s]', (engine) => {
       (await t.dataSource.getRepository(ApiKeyEntity).findOneByOrFail({ prefix })).lastUsedAt;
     expect(await lastUsed()).toBeNull();
     expect((await runApiKeyCli(['list'], t.databaseUrl)).stdout).toMatch(
-      new RegExp(`${prefix}\\s+\\S+\\s+\\S+Z\\s+never\\s+-\\s+-\\s+active$`, 'm'),
+      new RegExp(`${prefix}\\s+\\S+\\s+\\S+Z\\s+never\\s+-\\s+-\\s+-\\s+active$`, 'm'),
     );
 
     const before = Date.now();
@@ -165,7 +165,7 @@ describe.each(ENGINES)('API key scopes, expiry and last use [%s]', (engine) => {
     expect(await lastUsed()).toEqual(first);
     expect((await runApiKeyCli(['list'], t.databaseUrl)).stdout).toMatch(
       new RegExp(
-        `${prefix}\\s+\\S+\\s+\\S+Z\\s+never\\s+${first!.toISOString()}\\s+-\\s+active$`,
+        `${prefix}\\s+\\S+\\s+\\S+Z\\s+never\\s+${first!.toISOString()}\\s+-\\s+-\\s+active$`,
         'm',
       ),
     );

@@ -40,16 +40,38 @@ describe.each(ENGINES)('apikey CLI [%s]', (engine) => {
       'created',
       'expires',
       'last-used',
+      'last-deprecated-call',
       'revoked',
       'state',
     ]);
     const row = rows.find((line) => line.includes(prefix))!;
     expect(row).toMatch(
       new RegExp(
-        `^\\d+\\s+listed\\s+${prefix}\\s+pets:read,pets:write\\s+\\d{4}-\\d\\d-\\d\\dT\\S+Z\\s+never\\s+-\\s+-\\s+active$`,
+        `^\\d+\\s+listed\\s+${prefix}\\s+pets:read,pets:write\\s+\\d{4}-\\d\\d-\\d\\dT\\S+Z\\s+never\\s+-\\s+-\\s+-\\s+active$`,
       ),
     );
     expect(listed.stdout).not.toContain(key.slice(-43));
+  });
+
+  it('list shows when a key last called the deprecated getPet, and only for that key', async () => {
+    const caller = (await runApiKeyCli(['create', 'old-client'], t.databaseUrl)).stdout.trim();
+    const other = (await runApiKeyCli(['create', 'new-client'], t.databaseUrl)).stdout.trim();
+    const calledAt = Date.now();
+    expect((await t.request('GET', '/v1/pets/999999', { key: caller })).statusCode).toBe(404);
+    expect((await t.request('GET', '/v1/pets', { key: other })).statusCode).toBe(200);
+
+    // The note is written beside the request, not before its answer.
+    let rows: string[] = [];
+    for (let tries = 0; tries < 50; tries++) {
+      rows = (await runApiKeyCli(['list'], t.databaseUrl)).stdout.split('\n');
+      if (rows.some((row) => /old-client(\s+\S+){5}\s+\d{4}-/.test(row))) break;
+    }
+    const columns = (name: string) => rows.find((row) => row.includes(` ${name} `))!.split(/\s+/);
+    const [, , , , , , , lastDeprecatedCall] = columns('old-client');
+    expect(Date.parse(lastDeprecatedCall)).toBeGreaterThanOrEqual(
+      Math.floor(calledAt / 1000) * 1000 - 1000,
+    );
+    expect(columns('new-client')[7]).toBe('-');
   });
 
   it('revoke makes the key fail with 401 within 5 seconds; other keys keep working', async () => {
@@ -71,7 +93,7 @@ describe.each(ENGINES)('apikey CLI [%s]', (engine) => {
     expect((await t.request('GET', '/v1/pets')).statusCode).toBe(200);
     expect((await runApiKeyCli(['list'], t.databaseUrl)).stdout).toMatch(
       new RegExp(
-        `^${id}\\s+to-revoke\\s+\\S+\\s+\\S+\\s+\\S+Z\\s+never\\s+\\S+Z\\s+\\S+Z\\s+revoked$`,
+        `^${id}\\s+to-revoke\\s+\\S+\\s+\\S+\\s+\\S+Z\\s+never\\s+\\S+Z\\s+-\\s+\\S+Z\\s+revoked$`,
         'm',
       ),
     );
@@ -85,7 +107,7 @@ describe.each(ENGINES)('apikey CLI [%s]', (engine) => {
     expect(created).toMatchObject({ code: 0, stderr: '' });
     const prefix = created.stdout.trim().split('_')[1];
     const row = new RegExp(
-      `^\\d+\\s+partner\\s+${prefix}\\s+pets:read,pets:write\\s+\\S+Z\\s+(\\S+Z)\\s+-\\s+-\\s+active$`,
+      `^\\d+\\s+partner\\s+${prefix}\\s+pets:read,pets:write\\s+\\S+Z\\s+(\\S+Z)\\s+-\\s+-\\s+-\\s+active$`,
       'm',
     ).exec((await runApiKeyCli(['list'], t.databaseUrl)).stdout);
     expect(Math.abs(Date.parse(row![1]) - (Date.now() + 30 * 86_400_000))).toBeLessThan(60_000);

@@ -91,6 +91,13 @@ describe.skipIf(!hasPrometheus).each(ENGINES)(
       expect((await client.get('/v1/pets?limit=2')).status).toBe(200);
       expect((await client.get('/v1/pets/999999')).status).toBe(404);
       expect((await anonymous.get('/v1/pets')).status).toBe(401);
+      expect((await anonymous.get('/v1/pets', { authorization: 'Basic c2VjcmV0' })).status).toBe(
+        401,
+      );
+      const unknownKey = `pets_${'a'.repeat(12)}_${'b'.repeat(43)}`;
+      expect(
+        (await anonymous.get('/v1/pets', { authorization: `Bearer ${unknownKey}` })).status,
+      ).toBe(401);
       expect((await client.get('/v1/no/such/path/12345')).status).toBe(404);
     }, 60_000);
 
@@ -112,7 +119,7 @@ describe.skipIf(!hasPrometheus).each(ENGINES)(
         'operation=getPet,method=GET,status_class=2xx 3',
         'operation=getPet,method=GET,status_class=4xx 1',
         'operation=listPets,method=GET,status_class=2xx 1',
-        'operation=listPets,method=GET,status_class=4xx 1',
+        'operation=listPets,method=GET,status_class=4xx 3',
         'operation=unmatched,method=GET,status_class=4xx 1',
       ]);
       const labelNames = new Set(
@@ -141,7 +148,10 @@ describe.skipIf(!hasPrometheus).each(ENGINES)(
     it('counts error responses by code, idempotent replays and deprecated calls by key name', async () => {
       expect(
         byLabels(await samplesOf(prometheus, 'animal_store_http_errors_total'), ['code']),
-      ).toEqual(['code=NOT_FOUND 2', 'code=UNAUTHORIZED 1']);
+      ).toEqual(['code=NOT_FOUND 2', 'code=UNAUTHORIZED 3']);
+      expect(
+        byLabels(await samplesOf(prometheus, 'animal_store_auth_failures_total'), ['reason']),
+      ).toEqual(['reason=malformed 1', 'reason=missing 1', 'reason=unknown 1']);
       expect(
         byLabels(await samplesOf(prometheus, 'animal_store_idempotent_replays_total'), []),
       ).toEqual([' 1']);
