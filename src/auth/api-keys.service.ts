@@ -124,7 +124,7 @@ export class ApiKeysService {
   /** The key's owner if the key is known, not revoked and not expired; undefined otherwise. */
   async authenticate(key: string): Promise<ApiKeyPrincipal | undefined> {
     const prefix = apiKeyPrefix(key);
-    if (prefix === undefined) return this.refused('malformed');
+    if (prefix === undefined) return this.refused(undefined, 'malformed');
     const hash = hashApiKey(key);
     const now = Date.now();
     const cached = this.verified.get(hash);
@@ -138,19 +138,10 @@ export class ApiKeysService {
     const stored = await onReadNode(this.dataSource, (manager) =>
       manager.findOneBy(ApiKeyEntity, { prefix }),
     );
-    const refusal =
-      !stored || !hashesEqual(stored.keyHash, hash)
-        ? 'unknown'
-        : stored.revokedAt !== null
-          ? 'revoked'
-          : stored.expiresAt !== null && stored.expiresAt.getTime() <= now
-            ? 'expired'
-            : undefined;
-    if (refusal || !stored) {
-      this.verified.delete(hash);
-      this.lastVerifiedAt.delete(hash);
-      return this.refused(refusal ?? 'unknown');
-    }
+    if (!stored || !hashesEqual(stored.keyHash, hash)) return this.refused(hash, 'unknown');
+    if (stored.revokedAt !== null) return this.refused(hash, 'revoked');
+    if (stored.expiresAt !== null && stored.expiresAt.getTime() <= now)
+      return this.refused(hash, 'expired');
     const principal: ApiKeyPrincipal = {
       id: stored.id,
       name: stored.name,
@@ -175,8 +166,18 @@ export class ApiKeysService {
     this.recordAtMostPerMinute(this.lastDeprecatedCallRecordedAt, id, 'lastDeprecatedCallAt');
   }
 
-  /** Counts a refusal the guard answers with 401 (docs/observability.md, "Metrics"). */
-  private refused(reason: 'malformed' | 'unknown' | 'revoked' | 'expired'): undefined {
+  /**
+   * A key the guard answers with 401: forgotten if it was trusted, and counted by reason
+   * (docs/observability.md, "Metrics").
+   */
+  private refused(
+    hash: string | undefined,
+    reason: 'malformed' | 'unknown' | 'revoked' | 'expired',
+  ): undefined {
+    if (hash !== undefined) {
+      this.verified.delete(hash);
+      this.lastVerifiedAt.delete(hash);
+    }
     this.metrics?.authFailures.inc({ reason });
     return undefined;
   }

@@ -11,9 +11,14 @@ export interface ApiKeyPrincipal {
   scopes: readonly Scope[];
 }
 
-/** The key owner Passport attached to the request; only routes behind the guard have one. */
+/** The key owner Passport attached to the request, if the guard accepted a key for it. */
+export function verifiedPrincipalOf(request: FastifyRequest): ApiKeyPrincipal | undefined {
+  return (request as FastifyRequest & { user?: ApiKeyPrincipal }).user;
+}
+
+/** The key owner of a request behind the guard; only a public route has none. */
 export function principalOf(request: FastifyRequest): ApiKeyPrincipal {
-  const principal = (request as FastifyRequest & { user?: ApiKeyPrincipal }).user;
+  const principal = verifiedPrincipalOf(request);
   if (!principal) throw new Error('No API key principal on the request: is the route public?');
   return principal;
 }

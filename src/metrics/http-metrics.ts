@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+import { verifiedPrincipalOf } from '../auth/principal.js';
 import { ERROR_CODES } from '../common/error-codes.js';
 import { registeredHttpRouteConfig } from '../http/route-config.js';
 import type { Metrics } from './metrics.js';
@@ -59,7 +60,7 @@ export function recordHttpMetrics(
       reply.elapsedTime / 1000,
     );
     if (reply.getHeader('idempotent-replayed') === 'true') metrics.idempotentReplays.inc();
-    if (operation?.deprecated) countDeprecatedCall(metrics, request, reply, operation);
+    if (operation?.deprecated) countDeprecatedCall(metrics, request, operation);
     done();
   });
   fastify.addHook('onRequestAbort', (request, done) => {
@@ -86,21 +87,15 @@ function countError(metrics: Metrics, request: FastifyRequest, payload: unknown)
   if (typeof code !== 'string' || !Object.hasOwn(ERROR_CODES, code)) return;
   metrics.errors.inc({ code });
   if (code === 'RATE_LIMITED')
-    metrics.rateLimited.inc({ limit: userOf(request) ? 'api_key' : 'auth_failures' });
+    metrics.rateLimited.inc({ limit: verifiedPrincipalOf(request) ? 'api_key' : 'auth_failures' });
 }
 
 /** Counted for callers the guard let through: those are the clients that must migrate. */
 function countDeprecatedCall(
   metrics: Metrics,
   request: FastifyRequest,
-  reply: FastifyReply,
   operation: Operation,
 ): void {
-  const user = userOf(request);
-  if (user && reply.statusCode !== 401)
-    metrics.deprecatedCalls.inc({ operation: operation.id, api_key: user.name });
-}
-
-function userOf(request: FastifyRequest): { name: string } | undefined {
-  return (request as FastifyRequest & { user?: { name: string } }).user;
+  const principal = verifiedPrincipalOf(request);
+  if (principal) metrics.deprecatedCalls.inc({ operation: operation.id, api_key: principal.name });
 }

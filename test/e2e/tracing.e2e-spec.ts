@@ -128,7 +128,6 @@ describe.each(ENGINES)('traces over OTLP/HTTP on %s', (engine) => {
     await client.get('/v1/secret/4711', { traceparent: unmatched.header });
     const [span] = await spansOfTrace(unmatched.traceId, 1);
     expect(span.name).toBe('GET');
-    expect(span.name).not.toContain('4711');
   });
 
   it('puts the trace id in the request log line', async () => {
