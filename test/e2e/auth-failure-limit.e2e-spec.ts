@@ -2,12 +2,10 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LightMyRequestResponse as Response } from 'fastify';
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.js';
 import { ApiKeysService } from '../../src/auth/api-keys.service.js';
-import { loadConfig } from '../../src/config/app-config.js';
 import { apiClient } from '../support/http-client.js';
 import { runApiKeyCli, startServer, type ServerProcess } from '../support/processes.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { startSecondInstance, startTestApp, type TestApp } from '../support/test-app.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../support/test-database.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
@@ -225,14 +223,7 @@ describe.skipIf(!REDIS_URL && !process.env.CI)(
       if (!REDIS_URL) throw new Error('CI must set TEST_REDIS_URL: the shared count is untested');
       const env = { AUTH_FAILURE_LIMIT_PER_MINUTE: String(LIMIT), REDIS_URL };
       first = await startTestApp('sqlite', env);
-      second = await createApp(
-        loadConfig({
-          NODE_ENV: 'test',
-          LOG_LEVEL: 'silent',
-          DATABASE_URL: first.databaseUrl,
-          ...env,
-        }),
-      );
+      second = await startSecondInstance(first, env);
     });
     afterAll(async () => {
       await second?.close();

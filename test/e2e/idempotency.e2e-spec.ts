@@ -1,10 +1,9 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.js';
 import { ApiKeysService } from '../../src/auth/api-keys.service.js';
-import { loadConfig } from '../../src/config/app-config.js';
 import { PetsService } from '../../src/pets/pets.service.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { startSecondInstance, startTestApp, type TestApp } from '../support/test-app.js';
 import { ENGINES } from '../support/test-database.js';
 
 const REX = { name: 'Rex', categoryId: 1, status: 'available' };
@@ -187,17 +186,10 @@ describe.each(ENGINES)('Idempotency-Key on createPet [%s]', (engine) => {
 
 describe.runIf(ENGINES.includes('postgres'))('Idempotency-Key across replicas [postgres]', () => {
   let t: TestApp;
-  let replica: Awaited<ReturnType<typeof createApp>>;
+  let replica: NestFastifyApplication;
   beforeAll(async () => {
     t = await startTestApp('postgres', { RATE_LIMIT_PER_MINUTE: '0' });
-    replica = await createApp(
-      loadConfig({
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'silent',
-        RATE_LIMIT_PER_MINUTE: '0',
-        DATABASE_URL: t.databaseUrl,
-      }),
-    );
+    replica = await startSecondInstance(t, { RATE_LIMIT_PER_MINUTE: '0' });
   });
   afterAll(async () => {
     await replica?.close();

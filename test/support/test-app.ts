@@ -99,3 +99,13 @@ export async function startTestApp(
     },
   };
 }
+
+/** Another instance of the app on `first`'s database, as a second replica behind a balancer. */
+export function startSecondInstance(
+  first: TestApp,
+  env: Record<string, string> = {},
+): Promise<NestFastifyApplication> {
+  return createApp(
+    loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATABASE_URL: first.databaseUrl, ...env }),
+  );
+}

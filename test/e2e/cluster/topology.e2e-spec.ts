@@ -12,7 +12,10 @@ import {
 } from '../../support/http-client.js';
 import { runApiKeyCli } from '../../support/processes.js';
 
-/** The target: writes answer again within this long after the primary's machine dies. */
+/**
+ * Writes answer again within this long after the primary's machine dies (docs/deployment.md,
+ * "Failover timing").
+ */
 const WRITES_BACK_WITHIN_MS = 25_000;
 
 interface Pet {
