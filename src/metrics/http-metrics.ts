@@ -29,18 +29,16 @@ export function recordHttpMetrics(
     return operations.get(`${request.method} ${route}`) ?? { id: route, deprecated: false };
   };
 
-  // A request a client aborts may still finish later: each is taken out of the gauge once.
-  const inFlight = new WeakSet<FastifyRequest>();
-  const settle = (request: FastifyRequest): void => {
-    if (inFlight.delete(request)) metrics.requestsInFlight.dec();
-  };
+  // A request a client aborts leaves the in-flight count then, and not again if it still finishes.
+  let inFlight = 0;
+  const aborted = new WeakSet<FastifyRequest>();
+  metrics.observeRequestsInFlight(() => inFlight);
 
   // Routes are registered after this runs, so each deprecated one is seen with its Sunset header.
   fastify.addHook('onRoute', (route) => recordSunset(metrics, operations, route));
 
-  fastify.addHook('onRequest', (request, _reply, done) => {
-    inFlight.add(request);
-    metrics.requestsInFlight.inc();
+  fastify.addHook('onRequest', (_request, _reply, done) => {
+    inFlight++;
     done();
   });
   // Error bodies are objects until serialized; this is where their code can be read.
@@ -49,14 +47,14 @@ export function recordHttpMetrics(
     done(null, payload);
   });
   fastify.addHook('onResponse', (request, reply, done) => {
-    settle(request);
+    if (!aborted.delete(request)) inFlight--;
     const operation = operationOf(request);
     metrics.requestDuration.observe(
-      {
-        operation: operation?.id ?? UNMATCHED,
-        method: METHODS.has(request.method) ? request.method : 'other',
-        status_class: STATUS_CLASSES[Math.floor(reply.statusCode / 100) - 1] ?? 'other',
-      },
+      [
+        operation?.id ?? UNMATCHED,
+        METHODS.has(request.method) ? request.method : 'other',
+        STATUS_CLASSES[Math.floor(reply.statusCode / 100) - 1] ?? 'other',
+      ],
       reply.elapsedTime / 1000,
     );
     if (reply.getHeader('idempotent-replayed') === 'true') metrics.idempotentReplays.inc();
@@ -64,7 +62,8 @@ export function recordHttpMetrics(
     done();
   });
   fastify.addHook('onRequestAbort', (request, done) => {
-    settle(request);
+    aborted.add(request);
+    inFlight--;
     done();
   });
 }

@@ -31,14 +31,15 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    const { registry } = this.metrics;
+    const { metrics } = this;
     this.server = createServer((request, response) => {
       if (request.method !== 'GET' || request.url?.split('?', 1)[0] !== METRICS_PATH) {
         response.writeHead(404, { 'content-type': 'text/plain' }).end('Not found\n');
         return;
       }
-      registry.metrics().then(
-        (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      metrics.exposition().then(
+        (text) =>
+          response.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
         (error: unknown) => {
           this.logger.error(`collecting metrics failed: ${String(error)}`);
           response.writeHead(500, { 'content-type': 'text/plain' }).end('Collecting failed\n');

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { RequestPathHistogram } from './request-path-histogram.js';
 
 export interface PoolStats {
   role: 'primary' | 'replica';
@@ -22,19 +23,12 @@ const LATENCY_BUCKETS = [
 export class Metrics {
   readonly registry = new Registry();
 
-  readonly requestDuration = new Histogram({
-    name: 'animal_store_http_request_duration_seconds',
-    help: 'Time from the request arriving to the response being written, by operation.',
-    labelNames: ['operation', 'method', 'status_class'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-
-  readonly requestsInFlight = new Gauge({
-    name: 'animal_store_http_requests_in_flight',
-    help: 'Requests received and not yet answered.',
-    registers: [this.registry],
-  });
+  readonly requestDuration = new RequestPathHistogram(
+    'animal_store_http_request_duration_seconds',
+    'Time from the request arriving to the response being written, by operation.',
+    ['operation', 'method', 'status_class'],
+    LATENCY_BUCKETS,
+  );
 
   readonly errors = new Counter({
     name: 'animal_store_http_errors_total',
@@ -70,13 +64,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly databaseQueryDuration = new Histogram({
-    name: 'animal_store_db_query_duration_seconds',
-    help: 'Time the database took per statement of the pets repository, by statement and by server role.',
-    labelNames: ['operation', 'role'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly databaseQueryDuration = new RequestPathHistogram(
+    'animal_store_db_query_duration_seconds',
+    'Time the database took per statement of the pets repository, by statement and by server role.',
+    ['operation', 'role'],
+    LATENCY_BUCKETS,
+  );
 
   readonly databaseReadFallbacks = new Counter({
     name: 'animal_store_db_read_fallbacks_total',
@@ -94,6 +87,7 @@ export class Metrics {
   });
 
   private isReady: () => Promise<boolean> = () => Promise.resolve(false);
+  private countInFlight: () => number = () => 0;
 
   constructor() {
     const isReady = () => this.isReady();
@@ -103,6 +97,15 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         this.set((await isReady()) ? 1 : 0);
+      },
+    });
+    const countInFlight = () => this.countInFlight();
+    new Gauge({
+      name: 'animal_store_http_requests_in_flight',
+      help: 'Requests received and not yet answered.',
+      registers: [this.registry],
+      collect() {
+        this.set(countInFlight());
       },
     });
     const readPools = () => this.poolStats();
@@ -120,6 +123,20 @@ export class Metrics {
       },
     });
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Every metric in the text exposition format: the registry's, then the request-path histograms. */
+  async exposition(): Promise<string> {
+    return [
+      await this.registry.metrics(),
+      this.requestDuration.exposition(),
+      this.databaseQueryDuration.exposition(),
+    ].join('\n');
+  }
+
+  /** Where the in-flight gauge reads from at each scrape (http-metrics.ts). */
+  observeRequestsInFlight(count: () => number): void {
+    this.countInFlight = count;
   }
 
   /** What the readiness gauge asks at each scrape (metrics-server.ts). */

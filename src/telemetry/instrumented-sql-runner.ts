@@ -61,17 +61,14 @@ export class InstrumentedSqlRunner extends SqlRunner {
     );
   }
 
-  private async timed(
-    operation: string,
-    role: DatabaseRole,
-    run: () => Promise<Row[]>,
-  ): Promise<Row[]> {
-    const end = this.metrics!.databaseQueryDuration.startTimer({ operation, role });
-    try {
-      return await run();
-    } finally {
-      end();
-    }
+  private timed(operation: string, role: DatabaseRole, run: () => Promise<Row[]>): Promise<Row[]> {
+    const startedAt = performance.now();
+    const record = () =>
+      this.metrics!.databaseQueryDuration.observe(
+        [operation, role],
+        (performance.now() - startedAt) / 1000,
+      );
+    return run().finally(record);
   }
 
   private nameOf(sql: string): string {
