@@ -1,11 +1,13 @@
 // npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C]
 //
-// Races the real service against bench/reference (same API on bare Fastify + better-sqlite3). Both
+// Races the real service against bench/reference (same API on bare Fastify + better-sqlite3, or `pg`
+// with prepared statements under --pg). Both
 // run at once, idle but for the one under load, and take turns in short slices (A B B A A B …), so
 // each service/reference ratio compares two measurements taken seconds apart: a shared VM's speed
 // drifts by tens of percent over a minute, and ratios of runs minutes apart would measure the drift.
 // Reports medians of those per-slice ratios.
-// --pg runs the service alone on PostgreSQL; --scale compares a deep page with page 1 on the service;
+// --pg races them on PostgreSQL (one database, both writing to it); --scale compares a deep page
+// with page 1 on the service alone;
 // --observability races the service against itself with metrics on and with tracing on.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -59,10 +61,10 @@ const CONTENDERS = {
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: '' },
   },
 };
-// The reference is SQLite-only by design, and --scale is a property of the service alone.
+// --scale is a property of the service alone.
 const contenders = opts.observability
   ? ['service', 'metrics', 'tracing']
-  : opts.pg || opts.scale
+  : opts.scale
     ? ['service']
     : ['service', 'reference'];
 const otlpSink = opts.observability ? await startOtlpSink() : undefined;

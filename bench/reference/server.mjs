@@ -1,11 +1,13 @@
 // Reference implementation of the Animal Store API for the benchmark: the same three operations with
-// the same wire semantics as the service (src/), on bare Fastify + better-sqlite3, no framework or
-// ORM in between. It is the ceiling the service is raced against (bench/run.mjs), so every choice
+// the same wire semantics as the service (src/), on bare Fastify + better-sqlite3 or `pg`, no
+// framework or ORM in between. It is the ceiling the service is raced against (bench/run.mjs), so every choice
 // here is "the fastest thing that is still byte-identical on the wire".
 //
 //   PORT=3001 DATABASE_PATH=data/animal-store.sqlite node bench/reference/server.mjs
+//   PORT=3001 DATABASE_URL=postgres://postgres@127.0.0.1:5432/animal_store_bench node bench/reference/server.mjs
 //
-// Env: PORT (default 3001), HOST (127.0.0.1), DATABASE_PATH (a file the service already migrated),
+// Env: PORT (default 3001), HOST (127.0.0.1), DATABASE_PATH (a SQLite file the service already
+// migrated) or DATABASE_URL (a postgres:// database the service already migrated),
 // BODY_LIMIT_BYTES (16384), LOG_LEVEL (info). The parity tests are in test/e2e/reference-parity/.
 // Not mirrored: rate limits (the bench and the parity test run the service with
 // RATE_LIMIT_PER_MINUTE=0), Idempotency-Key (neither sends one) and the /docs routes (so another
@@ -28,14 +30,17 @@ import {
   PET_ID_ERROR,
   petJson,
 } from './rules.mjs';
-import { isDatabaseUnavailable, openStore } from './store.mjs';
+import { openPgStore } from './pg-store.mjs';
+import { openStore } from './store.mjs';
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = integerFromEnv('PORT', 3001);
 const DATABASE_PATH = process.env.DATABASE_PATH;
+const DATABASE_URL = process.env.DATABASE_URL;
 const BODY_LIMIT_BYTES = integerFromEnv('BODY_LIMIT_BYTES', 16384);
 const LOG_LEVEL = process.env.LOG_LEVEL || 'info';
-if (!DATABASE_PATH) fail('DATABASE_PATH must name the SQLite file of a migrated service');
+if (!DATABASE_PATH && !DATABASE_URL?.startsWith('postgres'))
+  fail('DATABASE_PATH (SQLite) or DATABASE_URL (postgres://) must name a migrated database');
 
 function integerFromEnv(name, fallback) {
   const value = process.env[name];
@@ -124,7 +129,14 @@ const TOO_DEEP = new RejectedBody(
   ),
 );
 
-const store = openStore(DATABASE_PATH);
+// SQLite answers at once and PostgreSQL with a promise: withAnswer() takes either, so the SQLite
+// reference pays no promise for being able to run on PostgreSQL.
+const store = DATABASE_PATH ? openStore(DATABASE_PATH) : openPgStore(DATABASE_URL);
+
+/** Calls `use` with the store's answer: at once when it is a value, once it arrives when a promise. */
+function withAnswer(answer, use) {
+  return answer instanceof Promise ? answer.then(use) : use(answer);
+}
 
 // The service's logger (src/logging/logger.ts), redaction included: the same work per line, and
 // the same asynchronous writes, so a request never waits for stdout.
@@ -257,7 +269,8 @@ function unauthorized(request, reply, body, sender) {
 
 /**
  * The key check of the service's guard + passport-http-bearer: the header must be exactly
- * "<scheme> <token>" (one space), the scheme Bearer in any case. Returns the 401 body or undefined.
+ * "<scheme> <token>" (one space), the scheme Bearer in any case. Returns the 401 body or undefined
+ * (or a promise of it, when the key had to be looked up on PostgreSQL).
  */
 function authError(request) {
   const header = request.headers.authorization;
@@ -265,7 +278,9 @@ function authError(request) {
   if (header.length < 8 || header.charCodeAt(6) !== 32 || header.indexOf(' ', 7) !== -1)
     return INVALID_KEY;
   if (!/^Bearer$/i.test(header.slice(0, 6))) return INVALID_KEY;
-  return store.authenticate(header.slice(7)) ? undefined : INVALID_KEY;
+  return withAnswer(store.authenticate(header.slice(7)), (known) =>
+    known ? undefined : INVALID_KEY,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -331,15 +346,20 @@ app.server.on('connect', (_request, socket) =>
 // ---------------------------------------------------------------------------------------------
 // Routes
 
-app.get(PETS_PATH, { onSend: noTypeOn304 }, (request, reply) => {
-  const denied = authError(request);
-  if (denied !== undefined) return unauthorized(request, reply, denied, send);
-  const query = parseListQuery(request.query);
-  if (query.error !== undefined)
-    return send(request, reply, 400, errorBody('VALIDATION_FAILED', query.error));
-  const { limit, status } = query;
-  // One row more than asked says whether a next page exists, without a count.
-  const rows = store.page(query.afterId, status, limit + 1);
+app.get(PETS_PATH, { onSend: noTypeOn304 }, (request, reply) =>
+  withAnswer(authError(request), (denied) => {
+    if (denied !== undefined) return unauthorized(request, reply, denied, send);
+    const query = parseListQuery(request.query);
+    if (query.error !== undefined)
+      return send(request, reply, 400, errorBody('VALIDATION_FAILED', query.error));
+    // One row more than asked says whether a next page exists, without a count.
+    return withAnswer(store.page(query.afterId, query.status, query.limit + 1), (rows) =>
+      sendPage(request, reply, query, rows),
+    );
+  }),
+);
+
+function sendPage(request, reply, { limit, status }, rows) {
   const count = Math.min(rows.length, limit);
   let body = '[';
   for (let i = 0; i < count; i++) {
@@ -356,45 +376,49 @@ app.get(PETS_PATH, { onSend: noTypeOn304 }, (request, reply) => {
     );
   }
   return sendCacheable(request, reply, body);
-});
+}
 
-app.post(PETS_PATH, (request, reply) => {
-  const denied = authError(request);
-  if (denied !== undefined) return unauthorized(request, reply, denied, send);
-  const pet = request.body;
-  if (pet instanceof RejectedBody) {
-    if (pet.headers !== undefined) reply.headers(pet.headers);
-    return send(request, reply, pet.status, pet.body);
-  }
-  const invalid = newPetError(pet);
-  if (invalid !== undefined)
-    return send(request, reply, 400, errorBody('VALIDATION_FAILED', invalid));
-  const status = pet.status ?? null;
-  const id = store.insert(pet.name, pet.categoryId, status);
-  return send(request, reply, 201, petJson(id, pet.name, pet.categoryId, status));
-});
+app.post(PETS_PATH, (request, reply) =>
+  withAnswer(authError(request), (denied) => {
+    if (denied !== undefined) return unauthorized(request, reply, denied, send);
+    const pet = request.body;
+    if (pet instanceof RejectedBody) {
+      if (pet.headers !== undefined) reply.headers(pet.headers);
+      return send(request, reply, pet.status, pet.body);
+    }
+    const invalid = newPetError(pet);
+    if (invalid !== undefined)
+      return send(request, reply, 400, errorBody('VALIDATION_FAILED', invalid));
+    const status = pet.status ?? null;
+    return withAnswer(store.insert(pet.name, pet.categoryId, status), (id) =>
+      send(request, reply, 201, petJson(id, pet.name, pet.categoryId, status)),
+    );
+  }),
+);
 
 app.get(`${PETS_PATH}/:petId`, { onSend: noTypeOn304 }, (request, reply) => {
   // The router matches "/v1/pets/" with an empty petId; Nest's adapter sends that to the 404 handler.
   if (request.params.petId === '') return reply.callNotFound();
-  const denied = authError(request);
-  if (denied !== undefined) return unauthorized(request, reply, denied, sendGetPet);
-  if (Date.now() >= SUNSET.getTime()) return sendGetPet(request, reply, 410, GONE);
-  const id = parsePetId(request.params.petId);
-  if (id === undefined) return sendGetPet(request, reply, 400, BAD_PET_ID);
-  const row = store.byId(id);
-  if (row === undefined)
-    return sendGetPet(request, reply, 404, errorBody('NOT_FOUND', `No pet with id ${id}`));
-  setDeprecationHeaders(reply);
-  return sendCacheable(request, reply, petJson(row[0], row[1], row[2], row[3]));
+  return withAnswer(authError(request), (denied) => {
+    if (denied !== undefined) return unauthorized(request, reply, denied, sendGetPet);
+    if (Date.now() >= SUNSET.getTime()) return sendGetPet(request, reply, 410, GONE);
+    const id = parsePetId(request.params.petId);
+    if (id === undefined) return sendGetPet(request, reply, 400, BAD_PET_ID);
+    return withAnswer(store.byId(id), (row) => {
+      if (row === undefined)
+        return sendGetPet(request, reply, 404, errorBody('NOT_FOUND', `No pet with id ${id}`));
+      setDeprecationHeaders(reply);
+      return sendCacheable(request, reply, petJson(row[0], row[1], row[2], row[3]));
+    });
+  });
 });
 
 // Public probes, as the service's health controller (only the readiness contract matters here).
 app.get('/health/live', (request, reply) => send(request, reply, 200, '{"status":"ok"}'));
-app.get('/health/ready', (request, reply) => {
+app.get('/health/ready', async (request, reply) => {
   const startedAt = Date.now();
   try {
-    store.ping();
+    await store.ping();
   } catch {
     reply.header('retry-after', '1');
     return send(request, reply, 503, UNAVAILABLE);
@@ -467,7 +491,7 @@ app.setErrorHandler((error, request, reply) => {
   }
   // A 5xx: logged with its cause, which never reaches the client.
   request.log.error({ err: error }, 'request failed');
-  if (status === 503 || isDatabaseUnavailable(error)) {
+  if (status === 503 || store.isUnavailable(error)) {
     reply.header('retry-after', '1');
     return sender(request, reply, 503, status === 503 ? UNAVAILABLE : DATABASE_UNAVAILABLE);
   }
@@ -519,14 +543,16 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
   process.once(signal, () => {
     closing = true; // responses still in flight close their connection
     setTimeout(() => process.exit(1), 10_000).unref();
-    app.close().then(
-      () => {
-        store.close();
-        logDestination.flushSync(); // the last request lines, before exit drops them
-        process.exit(0);
-      },
-      () => process.exit(1),
-    );
+    app
+      .close()
+      .then(() => store.close())
+      .then(
+        () => {
+          logDestination.flushSync(); // the last request lines, before exit drops them
+          process.exit(0);
+        },
+        () => process.exit(1),
+      );
   });
 }
 

@@ -1,15 +1,7 @@
 // The SQLite side of the reference: the service's own tables (src/database/migrations), opened as
 // the service opens them (WAL, 5 s busy timeout), every statement prepared once at start.
 import Database from 'better-sqlite3';
-import { createHash, timingSafeEqual } from 'node:crypto';
-
-/** How long a verified key is trusted without asking the database again (VERIFIED_KEY_TTL_MS in src/auth/api-keys.service.ts). */
-const VERIFIED_KEY_TTL_MS = 2_000;
-const MAX_VERIFIED_KEYS = 10_000;
-
-/** Key format `pets_<12 hex prefix>_<43 base64url>` (src/auth/api-key.ts). */
-const KEY_PATTERN = /^pets_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$/;
-const SHA256_HEX = /^[0-9a-f]{64}$/;
+import { createVerifiedKeys } from './verified-keys.mjs';
 
 export function openStore(path) {
   // fileMustExist: the service has migrated and seeded this file; the reference creates nothing.
@@ -30,8 +22,7 @@ export function openStore(path) {
   const keyByPrefix = db.prepare('SELECT key_hash, revoked_at FROM api_keys WHERE prefix = ?');
   const ping = db.prepare('SELECT 1').pluck();
 
-  /** Verified keys by SHA-256 (never the key in the clear) → when the trust ends. */
-  const verified = new Map();
+  const keys = createVerifiedKeys((prefix) => keyByPrefix.get(prefix));
 
   return {
     /** Up to `take` rows [id, name, category_id, status] after `afterId`, ascending. */
@@ -45,35 +36,12 @@ export function openStore(path) {
     close: () => db.close(),
 
     /** True when `key` is a known, unrevoked key (ApiKeysService.authenticate). */
-    authenticate(key) {
-      const match = KEY_PATTERN.exec(key);
-      if (match === null) return false;
-      const hash = createHash('sha256').update(key).digest('hex');
-      const trustedUntil = verified.get(hash);
-      if (trustedUntil !== undefined && trustedUntil > Date.now()) return true;
-      const stored = keyByPrefix.get(match[1]);
-      if (
-        stored === undefined ||
-        stored.revoked_at !== null ||
-        !hashesEqual(stored.key_hash, hash)
-      ) {
-        verified.delete(hash);
-        return false;
-      }
-      if (verified.size >= MAX_VERIFIED_KEYS) verified.delete(verified.keys().next().value);
-      verified.set(hash, Date.now() + VERIFIED_KEY_TTL_MS);
-      return true;
-    },
+    authenticate: keys.authenticate,
+    isUnavailable,
   };
 }
 
-/** Constant-time comparison of two hex SHA-256 digests; false for anything that is not one. */
-function hashesEqual(a, b) {
-  if (!SHA256_HEX.test(a) || !SHA256_HEX.test(b)) return false;
-  return timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
-}
-
 /** SQLite errors that mean "cannot serve now" rather than a bug (database-errors.ts). */
-export function isDatabaseUnavailable(error) {
+function isUnavailable(error) {
   return error?.code === 'SQLITE_BUSY' || error?.code === 'SQLITE_LOCKED';
 }

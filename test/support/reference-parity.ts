@@ -1,10 +1,17 @@
 import Database from 'better-sqlite3';
-import { mkdtemp, rm } from 'node:fs/promises';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { rm } from 'node:fs/promises';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import pg from 'pg';
 import { expect } from 'vitest';
 import { runApiKeyCli, startReference, startServer, type ServerProcess } from './processes.js';
+import {
+  copyPostgresTestDatabase,
+  createTestDatabase,
+  type Engine,
+  type TestDatabase,
+} from './test-database.js';
 
 /**
  * What the reference-parity suites share. The benchmark's reference implementation
@@ -84,42 +91,50 @@ export interface ParityPair {
 }
 
 /**
- * Starts the service on a fresh SQLite file, creates the keys with the apikey CLI, seeds
- * SEEDED_PETS pets (one with an awkward name, some without a status), then starts the reference
- * on an exact copy (same rows, same AUTOINCREMENT counter), so created pets get the same ids on
- * both.
+ * Makes a fresh database on `engine`, creates the keys with the apikey CLI (which migrates it),
+ * seeds SEEDED_PETS pets (one with an awkward name, some without a status), copies it exactly
+ * (same rows, same id counter, so created pets get the same ids on both), then starts the service
+ * on the original and the reference on the copy.
  */
-export async function startParityPair(): Promise<ParityPair> {
-  const dir = await mkdtemp(join(tmpdir(), 'animal-store-parity-'));
-  const servicePath = join(dir, 'service.sqlite');
-  const databaseUrl = `sqlite:${servicePath}`;
-  // The service migrates its file; NODE_ENV=production so it creates no key of its own.
+export async function startParityPair(engine: Engine = 'sqlite'): Promise<ParityPair> {
+  const original = await createTestDatabase(engine);
+  const cli = (args: string[]) => runApiKeyCli(args, original.url);
+  const key = (await cli(['create', 'parity'])).stdout.trim();
+  const revokedKey = (await cli(['create', 'revoked'])).stdout.trim();
+  const revokedId = /^(\d+)\s+revoked\s/m.exec((await cli(['list'])).stdout)![1];
+  expect((await cli(['revoke', revokedId])).code).toBe(0);
+  const pets = Array.from({ length: SEEDED_PETS }, (_, index) => seededPet(index + 1));
+
+  let copy: TestDatabase;
+  let referenceDatabase: Record<string, string>;
+  if (engine === 'sqlite') {
+    const db = new Database(sqlitePathOf(original.url));
+    const insert = db.prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)');
+    for (const pet of pets) insert.run(...pet);
+    const copyPath = `${sqlitePathOf(original.url)}.copy`;
+    await db.backup(copyPath);
+    db.close();
+    copy = { url: `sqlite:${copyPath}`, drop: () => rm(copyPath, { force: true }) };
+    referenceDatabase = { DATABASE_PATH: copyPath };
+  } else {
+    const client = new pg.Client({ connectionString: original.url });
+    await client.connect();
+    for (const pet of pets)
+      await client.query('INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3)', pet);
+    await client.end();
+    copy = await copyPostgresTestDatabase(original);
+    referenceDatabase = { DATABASE_URL: copy.url };
+  }
+
+  // NODE_ENV=production so the service creates no key of its own.
   const service = await startServer({
     NODE_ENV: 'production',
     LOG_LEVEL: 'info',
-    DATABASE_URL: databaseUrl,
+    DATABASE_URL: original.url,
     // The reference has no rate limiter (the bench runs both without one).
     RATE_LIMIT_PER_MINUTE: '0',
   });
-  const key = (await runApiKeyCli(['create', 'parity'], databaseUrl)).stdout.trim();
-  const revokedKey = (await runApiKeyCli(['create', 'revoked'], databaseUrl)).stdout.trim();
-  const revokedId = /^(\d+)\s+revoked\s/m.exec(
-    (await runApiKeyCli(['list'], databaseUrl)).stdout,
-  )![1];
-  expect((await runApiKeyCli(['revoke', revokedId], databaseUrl)).code).toBe(0);
-
-  const db = new Database(servicePath);
-  const insert = db.prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)');
-  const statuses = ['available', 'sold', null, 'pending', 'sold'];
-  for (let i = 1; i <= SEEDED_PETS; i++)
-    insert.run(i === 3 ? 'Ünïcødé 🐶 "quoted" \\ \n' : `pet ${i}`, (i % 4) + 1, statuses[i % 5]);
-  await db.backup(join(dir, 'reference.sqlite'));
-  db.close();
-
-  const reference = await startReference({
-    DATABASE_PATH: join(dir, 'reference.sqlite'),
-    LOG_LEVEL: 'info',
-  });
+  const reference = await startReference({ ...referenceDatabase, LOG_LEVEL: 'info' });
 
   const withKeys = (headers: Headers): Headers => {
     const tampered = key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A');
@@ -169,11 +184,28 @@ export async function startParityPair(): Promise<ParityPair> {
         expect(fromReference.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     },
     stop: async () => {
-      service.child.kill('SIGKILL');
-      reference.child.kill('SIGKILL');
-      await rm(dir, { recursive: true, force: true });
+      // Both gone before their databases are dropped (a test may have stopped one already).
+      await Promise.all([service.child, reference.child].map(killed));
+      await copy.drop();
+      await original.drop();
     },
   };
+}
+
+async function killed(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+}
+
+/** [name, category id, status] of the seeded pet `id`. */
+function seededPet(id: number): [string, number, string | null] {
+  const statuses = ['available', 'sold', null, 'pending', 'sold'];
+  return [id === 3 ? 'Ünïcødé 🐶 "quoted" \\ \n' : `pet ${id}`, (id % 4) + 1, statuses[id % 5]];
+}
+
+function sqlitePathOf(url: string): string {
+  return url.slice('sqlite:'.length);
 }
 
 /** The headers whose values carry meaning; the rest (date, keep-alive) may differ. */

@@ -40,6 +40,28 @@ export async function createTestDatabase(engine: Engine): Promise<TestDatabase> 
   };
 }
 
+/**
+ * An exact copy of a PostgreSQL test database (same rows, same sequence positions), made with
+ * CREATE DATABASE … TEMPLATE: nothing may be connected to the original meanwhile.
+ */
+export async function copyPostgresTestDatabase(original: TestDatabase): Promise<TestDatabase> {
+  const adminUrl = process.env.TEST_DATABASE_URL!;
+  const source = new URL(original.url).pathname.slice(1);
+  const name = `${source}_copy`;
+  await withAdminClient(adminUrl, (client) =>
+    client.query(`CREATE DATABASE ${name} TEMPLATE ${source}`),
+  );
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: () =>
+      withAdminClient(adminUrl, (client) =>
+        client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+      ),
+  };
+}
+
 async function withAdminClient(
   url: string,
   work: (client: pg.Client) => Promise<unknown>,

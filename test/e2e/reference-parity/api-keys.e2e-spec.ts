@@ -4,17 +4,18 @@ import {
   type ParityCase,
   type ParityPair,
 } from '../../support/reference-parity.js';
+import { ENGINES } from '../../support/test-database.js';
 
 /**
  * The API key, checked before anything else: missing, unknown, malformed, revoked or tampered
  * keys, the Bearer scheme in any case, and a refusal for the key that comes before one for the body
  * (except a body over the limit, refused while it is read).
  */
-describe('bench reference checks API keys as the service does [sqlite]', () => {
+describe.each(ENGINES)('bench reference checks API keys as the service does [%s]', (engine) => {
   let pair: ParityPair;
 
   beforeAll(async () => {
-    pair = await startParityPair();
+    pair = await startParityPair(engine);
   });
   afterAll(() => pair?.stop());
 

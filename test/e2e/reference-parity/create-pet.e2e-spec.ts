@@ -10,17 +10,18 @@ import {
   type ParityCase,
   type ParityPair,
 } from '../../support/reference-parity.js';
+import { ENGINES } from '../../support/test-database.js';
 
 /**
  * createPet (POST /v1/pets): valid pets, every field rule, bodies that are not JSON or not UTF-8,
  * content types and codings, the body limit, and which refusal comes first. The pets created get
  * the same ids on both servers; the last case lists the catalogue to compare what was stored.
  */
-describe('bench reference answers createPet as the service does [sqlite]', () => {
+describe.each(ENGINES)('bench reference answers createPet as the service does [%s]', (engine) => {
   let pair: ParityPair;
 
   beforeAll(async () => {
-    pair = await startParityPair();
+    pair = await startParityPair(engine);
   });
   afterAll(() => pair?.stop());
 

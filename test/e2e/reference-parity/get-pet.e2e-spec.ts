@@ -8,16 +8,17 @@ import {
   type ParityCase,
   type ParityPair,
 } from '../../support/reference-parity.js';
+import { ENGINES } from '../../support/test-database.js';
 
 /**
  * getPet (GET /v1/pets/{petId}, deprecated): seeded and created pets, absent and malformed ids,
  * and the deprecation headers on every answer.
  */
-describe('bench reference answers getPet as the service does [sqlite]', () => {
+describe.each(ENGINES)('bench reference answers getPet as the service does [%s]', (engine) => {
   let pair: ParityPair;
 
   beforeAll(async () => {
-    pair = await startParityPair();
+    pair = await startParityPair(engine);
     // A pet created through the API, not seeded: its answer is built from what createPet stored.
     await pair.expectSameAnswer(
       [

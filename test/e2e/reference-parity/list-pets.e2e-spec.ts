@@ -7,16 +7,17 @@ import {
   type ParityCase,
   type ParityPair,
 } from '../../support/reference-parity.js';
+import { ENGINES } from '../../support/test-database.js';
 
 /**
  * listPets (GET /v1/pets) on the seeded catalogue: paging, cursors, the status filter, and every
  * way a query string can be wrong. The reference must answer each exactly as the service does.
  */
-describe('bench reference answers listPets as the service does [sqlite]', () => {
+describe.each(ENGINES)('bench reference answers listPets as the service does [%s]', (engine) => {
   let pair: ParityPair;
 
   beforeAll(async () => {
-    pair = await startParityPair();
+    pair = await startParityPair(engine);
   });
   afterAll(() => pair?.stop());
 

@@ -1,0 +1,79 @@
+// The PostgreSQL side of the reference: the service's tables (src/database/migrations) through a `pg`
+// pool of the service's size, every statement a named prepared statement (parsed once per
+// connection), rows as arrays. Same answers as store.mjs, asynchronously; a key verified in the
+// last VERIFIED_KEY_TTL_MS is trusted without a query, so most requests make one round trip.
+import pg from 'pg';
+import { createVerifiedKeys } from './verified-keys.mjs';
+
+/** TypeORM's pool size in the service (src/database/data-source.ts). */
+const POOL_SIZE = 10;
+
+const PAGE_ALL = {
+  name: 'page_all',
+  text: 'SELECT id, name, category_id, status FROM pets WHERE id > $1 ORDER BY id LIMIT $2',
+};
+const PAGE_BY_STATUS = {
+  name: 'page_by_status',
+  text: 'SELECT id, name, category_id, status FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3',
+};
+const BY_ID = {
+  name: 'by_id',
+  text: 'SELECT id, name, category_id, status FROM pets WHERE id = $1',
+};
+const INSERT = {
+  name: 'insert',
+  text: 'INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id',
+};
+const KEY_BY_PREFIX = {
+  name: 'key_by_prefix',
+  text: 'SELECT key_hash, revoked_at FROM api_keys WHERE prefix = $1',
+};
+
+export function openPgStore(url) {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: POOL_SIZE,
+    application_name: 'reference',
+  });
+  const rows = (statement, values) =>
+    pool.query({ ...statement, values, rowMode: 'array' }).then((result) => result.rows);
+  const keys = createVerifiedKeys((prefix) =>
+    pool.query({ ...KEY_BY_PREFIX, values: [prefix] }).then((result) => result.rows[0]),
+  );
+
+  return {
+    /** Up to `take` rows [id, name, category_id, status] after `afterId`, ascending. */
+    page: (afterId, status, take) =>
+      status === undefined
+        ? rows(PAGE_ALL, [afterId, take])
+        : rows(PAGE_BY_STATUS, [status, afterId, take]),
+    byId: (id) => rows(BY_ID, [id]).then((found) => found[0]),
+    /** Stores a pet and resolves to its id. */
+    insert: (name, categoryId, status) =>
+      rows(INSERT, [name, categoryId, status]).then((inserted) => inserted[0][0]),
+    ping: () => pool.query('SELECT 1'),
+    close: () => pool.end(),
+    /** True, or a promise of it, when `key` is a known, unrevoked key. */
+    authenticate: keys.authenticate,
+    isUnavailable,
+  };
+}
+
+/** Errors that mean "cannot serve now" rather than a bug (src/database/database-errors.ts). */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+]);
+
+function isUnavailable(error) {
+  const code = error?.code;
+  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08')))
+    return true;
+  return /connection terminated|timeout exceeded when trying to connect/i.test(error?.message);
+}
