@@ -1,4 +1,4 @@
-// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C]
+// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--cluster] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C]
 //
 // Races the real service against bench/reference (same API on bare Fastify + better-sqlite3, or `pg`
 // with prepared statements under --pg). Both
@@ -8,7 +8,8 @@
 // Reports medians of those per-slice ratios.
 // --pg races them on PostgreSQL (one database, both writing to it); --scale compares a deep page
 // with page 1 on the service alone;
-// --observability races the service against itself with metrics on and with tracing on.
+// --observability races the service against itself with metrics on and with tracing on;
+// --cluster measures the service on `npm run cluster`'s topology (bench/cluster.mjs).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -19,6 +20,7 @@ import { loadGenerator, runLoad } from './lib/load.mjs';
 import { pinning } from './lib/cpu.mjs';
 import { printReport, summarize } from './lib/report.mjs';
 import { startOtlpSink, startServer } from './lib/servers.mjs';
+import { runClusterBench } from './cluster.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -26,6 +28,7 @@ const { values: opts } = parseArgs({
     pg: { type: 'string' },
     scale: { type: 'boolean', default: false },
     observability: { type: 'boolean', default: false },
+    cluster: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },
     slice: { type: 'string', default: '2' },
@@ -40,6 +43,17 @@ const slice = Math.min(positiveInteger('--slice', opts.slice, 1), seconds);
 const warmup = positiveInteger('--warmup', opts.warmup, 0);
 const connections = positiveInteger('--connections', opts.connections, 1);
 const engine = opts.pg ? 'postgres' : 'sqlite';
+
+if (opts.cluster) {
+  const result = {
+    startedAt: new Date().toISOString(),
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version },
+    setup: { cluster: true, seconds, connections, loadGenerator },
+    ...(await runClusterBench({ seconds, connections, kills: 3 })),
+  };
+  writeResult(result);
+  process.exit(0);
+}
 
 // The service runs exactly as `npm start` runs it (node flags included), minus the build step.
 const serviceStart = JSON.parse(readFileSync('package.json', 'utf8'))
@@ -116,10 +130,14 @@ const result = {
   ),
 };
 printReport(result);
-mkdirSync('bench/results', { recursive: true });
-const file = join('bench/results', `${result.startedAt.replace(/[:.]/g, '-')}.json`);
-writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-process.stderr.write(`\nwrote ${file}\n`);
+writeResult(result);
+
+function writeResult(result) {
+  mkdirSync('bench/results', { recursive: true });
+  const file = join('bench/results', `${result.startedAt.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  process.stderr.write(`\nwrote ${file}\n`);
+}
 
 /** One round: fresh servers, every scenario warmed on each, then the scenarios measured in turns. */
 async function runRound(round) {
