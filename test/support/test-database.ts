@@ -26,18 +26,7 @@ export async function createTestDatabase(engine: Engine): Promise<TestDatabase> 
       drop: () => rm(dir, { recursive: true, force: true }),
     };
   }
-  const adminUrl = process.env.TEST_DATABASE_URL!;
-  const name = `animal_store_test_${randomBytes(6).toString('hex')}`;
-  await withAdminClient(adminUrl, (client) => client.query(`CREATE DATABASE ${name}`));
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: () =>
-      withAdminClient(adminUrl, (client) =>
-        client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
-      ),
-  };
+  return createPostgresTestDatabase(`animal_store_test_${randomBytes(6).toString('hex')}`);
 }
 
 /**
@@ -45,12 +34,14 @@ export async function createTestDatabase(engine: Engine): Promise<TestDatabase> 
  * CREATE DATABASE … TEMPLATE: nothing may be connected to the original meanwhile.
  */
 export async function copyPostgresTestDatabase(original: TestDatabase): Promise<TestDatabase> {
-  const adminUrl = process.env.TEST_DATABASE_URL!;
   const source = new URL(original.url).pathname.slice(1);
-  const name = `${source}_copy`;
-  await withAdminClient(adminUrl, (client) =>
-    client.query(`CREATE DATABASE ${name} TEMPLATE ${source}`),
-  );
+  return createPostgresTestDatabase(`${source}_copy`, `TEMPLATE ${source}`);
+}
+
+/** CREATE DATABASE `name` on TEST_DATABASE_URL's server, with `options` after the name. */
+async function createPostgresTestDatabase(name: string, options = ''): Promise<TestDatabase> {
+  const adminUrl = process.env.TEST_DATABASE_URL!;
+  await withAdminClient(adminUrl, (client) => client.query(`CREATE DATABASE ${name} ${options}`));
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
