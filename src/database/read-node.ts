@@ -5,14 +5,15 @@ import { isReadNodeFailure } from './database-errors.js';
  * Runs a read on the read node when one is configured (DATABASE_READ_URL, TypeORM's `replication`),
  * else on the primary. A read node that is down, restarting, being promoted or cancelling the
  * query for replay costs no failed request: the read is asked again of the primary
- * (docs/deployment.md). An error the query itself caused is not retried.
+ * (docs/deployment.md). An error the query itself caused is not retried. `work` always gets the
+ * manager of a query runner of its own (`manager.queryRunner` is set).
  */
 export async function onReadNode<T>(
   dataSource: DataSource,
   work: (manager: EntityManager) => Promise<T>,
   onFallback: () => void = () => {},
 ): Promise<T> {
-  if (!hasReadNode(dataSource)) return work(dataSource.manager);
+  if (!hasReadNode(dataSource)) return withQueryRunner(dataSource, 'master', work);
   try {
     return await withQueryRunner(dataSource, 'slave', work);
   } catch (error) {

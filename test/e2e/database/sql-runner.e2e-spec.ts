@@ -72,4 +72,20 @@ describe.each(ENGINES)('SqlRunner on its own engine [%s]', (engine) => {
     });
     expect(await names()).toEqual(['first', 'second']);
   });
+
+  it.runIf(engine === 'postgres')(
+    'prepares each statement once per connection and runs it by name after that',
+    async () => {
+      // Sequential statements take the same idle pooled connection, whose prepared statements
+      // PostgreSQL lists in pg_prepared_statements.
+      const byName = 'SELECT name FROM pets WHERE name = $1';
+      expect(await db.read(byName, ['first'])).toEqual([{ name: 'first' }]);
+      expect(await db.read(byName, ['second'])).toEqual([{ name: 'second' }]);
+      const prepared = await db.read(
+        'SELECT statement FROM pg_prepared_statements WHERE NOT from_sql',
+        [],
+      );
+      expect(prepared.map((row) => row.statement)).toContain(byName);
+    },
+  );
 });
