@@ -66,7 +66,7 @@ export class Metrics {
 
   readonly databaseQueryDuration = new RequestPathHistogram(
     'animal_store_db_query_duration_seconds',
-    'Time the database took per statement of the pets repository, by statement and by server role.',
+    'Time the database took per statement (the pets repository statements and the readiness ping), by statement and by server role.',
     ['operation', 'role'],
     LATENCY_BUCKETS,
   );
