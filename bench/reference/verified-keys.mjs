@@ -1,6 +1,6 @@
 // The reference's key check, shared by both stores: the service's ApiKeysService.authenticate, with
 // its short trust of a key it has just verified (src/auth/api-keys.service.ts).
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash as digest, timingSafeEqual } from 'node:crypto';
 
 /** How long a verified key is trusted without asking the database again (VERIFIED_KEY_TTL_MS in src/auth/api-keys.service.ts). */
 const VERIFIED_KEY_TTL_MS = 2_000;
@@ -33,7 +33,7 @@ export function createVerifiedKeys(lookup) {
     authenticate(key) {
       const match = KEY_PATTERN.exec(key);
       if (match === null) return false;
-      const hash = createHash('sha256').update(key).digest('hex');
+      const hash = digest('sha256', key, 'hex');
       const trustedUntil = verified.get(hash);
       if (trustedUntil !== undefined && trustedUntil > Date.now()) return true;
       const stored = lookup(match[1]);

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * Key format: `pets_<prefix>_<secret>`. The prefix (12 hex chars) is public and indexed so a key
@@ -25,7 +25,7 @@ export function apiKeyPrefix(key: string): string | undefined {
 
 /** SHA-256, hex: keys are 256-bit random, so a fast unsalted hash is enough (no guessing to slow down). */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
