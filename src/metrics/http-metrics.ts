@@ -96,5 +96,5 @@ function countDeprecatedCall(
   operation: Operation,
 ): void {
   const principal = verifiedPrincipalOf(request);
-  if (principal) metrics.deprecatedCalls.inc({ operation: operation.id, api_key: principal.name });
+  if (principal) metrics.countDeprecatedCall(operation.id, principal.name);
 }

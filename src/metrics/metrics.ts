@@ -57,13 +57,6 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly deprecatedCalls = new Counter({
-    name: 'animal_store_deprecated_calls_total',
-    help: 'Calls of deprecated operations, by operation and API key name.',
-    labelNames: ['operation', 'api_key'] as const,
-    registers: [this.registry],
-  });
-
   readonly databaseQueryDuration = new RequestPathHistogram(
     'animal_store_db_query_duration_seconds',
     'Time the database took per statement (the pets repository statements and the readiness ping), by statement and by server role.',
@@ -86,6 +79,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /**
+   * Deprecated calls not yet handed to the counter, by operation and key name: each getPet adds one
+   * here, and the counter takes them at scrape time, because prom-client's `inc` validates and
+   * hashes a label object on every call (docs/performance.md, "Metrics on").
+   */
+  private readonly pendingDeprecatedCalls = new Map<string, PendingCount>();
+
   private isReady: () => Promise<boolean> = () => Promise.resolve(false);
   private countInFlight: () => number = () => 0;
 
@@ -106,6 +106,20 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(countInFlight());
+      },
+    });
+    const pendingDeprecatedCalls = this.pendingDeprecatedCalls;
+    new Counter({
+      name: 'animal_store_deprecated_calls_total',
+      help: 'Calls of deprecated operations, by operation and API key name.',
+      labelNames: ['operation', 'api_key'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const pending of pendingDeprecatedCalls.values()) {
+          if (pending.count === 0) continue;
+          this.inc(pending.labels, pending.count);
+          pending.count = 0;
+        }
       },
     });
     const readPools = () => this.poolStats();
@@ -134,6 +148,14 @@ export class Metrics {
     ].join('\n');
   }
 
+  /** One authenticated call of a deprecated operation by the key named `apiKey`. */
+  countDeprecatedCall(operation: string, apiKey: string): void {
+    const key = `${operation}\u0000${apiKey}`;
+    const pending = this.pendingDeprecatedCalls.get(key);
+    if (pending) pending.count++;
+    else this.pendingDeprecatedCalls.set(key, { labels: { operation, api_key: apiKey }, count: 1 });
+  }
+
   /** Where the in-flight gauge reads from at each scrape (http-metrics.ts). */
   observeRequestsInFlight(count: () => number): void {
     this.countInFlight = count;
@@ -148,4 +170,9 @@ export class Metrics {
   observePools(stats: () => PoolStats[]): void {
     this.poolStats = stats;
   }
+}
+
+interface PendingCount {
+  labels: { operation: string; api_key: string };
+  count: number;
 }
