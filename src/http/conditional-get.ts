@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { httpRouteConfig } from './route-config.js';
+import type { HttpRouteConfig } from './route-config.js';
 
 /**
  * Conditional GETs (docs/api-design.md, "Conditional requests"): a route marked `etag` answers
@@ -80,9 +80,9 @@ export function answerConditionally(
   request: FastifyRequest,
   reply: FastifyReply,
   payload: unknown,
+  route: HttpRouteConfig | undefined,
 ): unknown {
-  if (reply.statusCode !== 200 || typeof payload !== 'string' || !httpRouteConfig(request)?.etag)
-    return payload;
+  if (reply.statusCode !== 200 || typeof payload !== 'string' || !route?.etag) return payload;
   const link = reply.getHeader('link');
   const etag = entityTagOf(payload, link === undefined ? undefined : String(link));
   reply.header('etag', etag).header('cache-control', CACHEABLE_CACHE_CONTROL);

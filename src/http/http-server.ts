@@ -4,6 +4,7 @@ import { answerConditionally } from './conditional-get.js';
 import { checkRequest } from './request-checks.js';
 import { registerBodyParsers } from './request-body.js';
 import { setResponseHeaders } from './response-headers.js';
+import { httpRouteConfig } from './route-config.js';
 import type { RouteTable } from './route-table.js';
 import { answerExpectationsAndConnect } from './socket-answers.js';
 
@@ -13,8 +14,10 @@ export function configureHttpServer(fastify: FastifyInstance, routes: RouteTable
   registerBodyParsers(fastify);
   fastify.addHook('onRequest', checkRequest);
   fastify.addHook('onSend', (request, reply, payload, done) => {
-    setResponseHeaders(request, reply);
-    done(null, answerConditionally(request, reply, payload));
+    // Fastify builds `routeOptions` anew on each read, so the route's config is read once here.
+    const route = httpRouteConfig(request);
+    setResponseHeaders(request, reply, route);
+    done(null, answerConditionally(request, reply, payload, route));
   });
   closeConnectionsWhileClosing(fastify);
   answerExpectationsAndConnect(fastify.server);

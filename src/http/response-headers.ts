@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { httpRouteConfig } from './route-config.js';
+import { type HttpRouteConfig } from './route-config.js';
 
 /**
  * Headers every response carries, whatever produced it (docs/api-design.md, "Response headers"):
@@ -20,8 +20,11 @@ export function hygieneHeaders(requestId: string): Record<string, string> {
 }
 
 /** Sets the hygiene headers, then those the request's route declares, if it matched one. */
-export function setResponseHeaders(request: FastifyRequest, reply: FastifyReply): void {
+export function setResponseHeaders(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  route: HttpRouteConfig | undefined,
+): void {
   reply.headers(FIXED_HYGIENE_HEADERS).header(REQUEST_ID_HEADER, request.id);
-  const fromRoute = httpRouteConfig(request)?.responseHeaders;
-  if (fromRoute) reply.headers(fromRoute);
+  if (route?.responseHeaders) reply.headers(route.responseHeaders);
 }

@@ -12,7 +12,7 @@ export function answerUnroutableUrl(requestLog: RequestLogController) {
   return (_error: Error, request: FastifyRequest, reply: FastifyReply): void => {
     reply.raw.once('finish', () => requestLog.requestCompleted(null, request, reply));
     const error = new ApiError('VALIDATION_FAILED', 'The request URL is malformed');
-    setResponseHeaders(request, reply);
+    setResponseHeaders(request, reply, undefined);
     void reply.status(400).type('application/json').send(error.body);
   };
 }

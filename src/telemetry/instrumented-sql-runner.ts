@@ -32,43 +32,59 @@ export class InstrumentedSqlRunner extends SqlRunner {
   }
 
   read(sql: string, params: unknown[]): Promise<Row[]> {
-    return this.observed(sql, this.readRole, () => this.inner.read(sql, params));
+    if (isTracingOn()) return this.traced(sql, this.readRole, () => this.inner.read(sql, params));
+    const startedAt = performance.now();
+    return this.timed(sql, this.readRole, startedAt, this.inner.read(sql, params));
   }
 
   write(sql: string, params: unknown[]): Promise<Row[]> {
-    return this.observed(sql, 'primary', () => this.inner.write(sql, params));
+    if (isTracingOn()) return this.traced(sql, 'primary', () => this.inner.write(sql, params));
+    const startedAt = performance.now();
+    return this.timed(sql, 'primary', startedAt, this.inner.write(sql, params));
   }
 
   transaction<T>(work: (transaction: SqlTransaction) => Promise<T>): Promise<T> {
+    const query = (transaction: SqlTransaction, sql: string, params: unknown[]) => {
+      if (isTracingOn()) return this.traced(sql, 'primary', () => transaction.query(sql, params));
+      const startedAt = performance.now();
+      return this.timed(sql, 'primary', startedAt, transaction.query(sql, params));
+    };
     return inSpan('transaction', { 'db.system.name': this.system() }, () =>
       this.inner.transaction((transaction) =>
-        work({
-          query: (sql, params) =>
-            this.observed(sql, 'primary', () => transaction.query(sql, params)),
-        }),
+        work({ query: (sql, params) => query(transaction, sql, params) }),
       ),
     );
   }
 
-  private observed(sql: string, role: DatabaseRole, run: () => Promise<Row[]>): Promise<Row[]> {
-    const operation = this.nameOf(sql);
-    const timed = this.metrics ? () => this.timed(operation, role, run) : run;
-    if (!isTracingOn()) return timed();
+  /** The statement in a span of its own, timed inside it when metrics are on too. */
+  private traced(sql: string, role: DatabaseRole, run: () => Promise<Row[]>): Promise<Row[]> {
     return inSpan(
-      operation,
+      this.nameOf(sql),
       { 'db.system.name': this.system(), 'db.query.text': sql, 'animal_store.db.role': role },
-      timed,
+      () => this.timed(sql, role, performance.now(), run()),
     );
   }
 
-  private timed(operation: string, role: DatabaseRole, run: () => Promise<Row[]>): Promise<Row[]> {
-    const startedAt = performance.now();
+  /**
+   * Records the statement's duration when it settles and hands back the runner's own promise, so
+   * the caller waits no extra step. The clock starts before the runner is called: on SQLite the
+   * statement runs inside that call.
+   */
+  private timed(
+    sql: string,
+    role: DatabaseRole,
+    startedAt: number,
+    result: Promise<Row[]>,
+  ): Promise<Row[]> {
+    const metrics = this.metrics;
+    if (metrics === undefined) return result;
     const record = () =>
-      this.metrics!.databaseQueryDuration.observe(
-        [operation, role],
+      metrics.databaseQueryDuration.observe(
+        [this.nameOf(sql), role],
         (performance.now() - startedAt) / 1000,
       );
-    return run().finally(record);
+    result.then(record, record);
+    return result;
   }
 
   private nameOf(sql: string): string {
