@@ -11,7 +11,7 @@
 // --observability races the service against itself with metrics on and with tracing on;
 // --cluster measures the service on `npm run cluster`'s topology (bench/cluster.mjs).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,6 +21,7 @@ import { pinning } from './lib/cpu.mjs';
 import { printReport, summarize } from './lib/report.mjs';
 import { startOtlpSink, startServer } from './lib/servers.mjs';
 import { runClusterBench } from './cluster.mjs';
+import { serverNodeArgs } from '../scripts/start-command.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -56,21 +57,15 @@ if (opts.cluster) {
 }
 
 // The service runs exactly as `npm start` runs it (node flags included), minus the build step.
-const serviceStart = JSON.parse(readFileSync('package.json', 'utf8'))
-  .scripts.start.split('&&')
-  .pop()
-  .trim()
-  .split(/\s+/);
-if (serviceStart[0] !== 'node')
-  throw new Error(`npm start should end with "node …", found: ${serviceStart.join(' ')}`);
+const serviceNodeArgs = serverNodeArgs();
 // Ports below the kernel's ephemeral range (32768+), where a client socket could already hold them.
 const CONTENDERS = {
-  service: { nodeArgs: serviceStart.slice(1), port: 31100 },
+  service: { nodeArgs: serviceNodeArgs, port: 31100 },
   reference: { nodeArgs: ['bench/reference/server.mjs'], port: 31101 },
-  metrics: { nodeArgs: serviceStart.slice(1), port: 31102, env: { METRICS_PORT: '31103' } },
+  metrics: { nodeArgs: serviceNodeArgs, port: 31102, env: { METRICS_PORT: '31103' } },
   // Every request traced (the SDK's default sampler) and exported to a sink in this process.
   tracing: {
-    nodeArgs: serviceStart.slice(1),
+    nodeArgs: serviceNodeArgs,
     port: 31104,
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: '' },
   },

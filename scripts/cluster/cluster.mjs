@@ -31,6 +31,7 @@ import {
   waitFor,
   withDescendants,
 } from './processes.mjs';
+import { serverNodeArgs } from '../start-command.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** CLUSTER_DIR: somewhere else than .cluster/ (the e2e tests use a temporary directory). */
@@ -268,15 +269,11 @@ function startNode(state, node, postgresUser) {
 }
 
 function startApp(state, app) {
-  state.pids[app.name] = startDetached(
-    process.execPath,
-    ['--max-old-space-size=128', '--max-semi-space-size=32', 'dist/main.js'],
-    {
-      log: join(HOME, `${app.name}.log`),
-      cwd: ROOT,
-      env: { ...state.appEnv, PORT: String(app.port) },
-    },
-  );
+  state.pids[app.name] = startDetached(process.execPath, serverNodeArgs(), {
+    log: join(HOME, `${app.name}.log`),
+    cwd: ROOT,
+    env: { ...state.appEnv, PORT: String(app.port) },
+  });
 }
 
 async function query(url, sql) {
