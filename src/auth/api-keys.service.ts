@@ -67,6 +67,12 @@ export class ApiKeysService {
   /** By key id: when this instance last wrote `last_used_at`. */
   private readonly lastUseRecordedAt = new Map<number, number>();
   private readonly lastDeprecatedCallRecordedAt = new Map<number, number>();
+  /**
+   * Key lookups in flight, by prefix. When a trusted key's 2 seconds run out, every request then
+   * in flight with it misses the cache at once; they share one query instead of each running its
+   * own, which stalled the event loop for as long as 32 TypeORM lookups take (docs/performance.md).
+   */
+  private readonly lookups = new Map<string, Promise<ApiKeyEntity | null>>();
 
   constructor(
     @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
@@ -133,11 +139,7 @@ export class ApiKeysService {
       return cached.principal;
     }
 
-    // On the read node, like pet reads, so that a crashed primary does not refuse every client
-    // whose key is not cached (docs/deployment.md).
-    const stored = await onReadNode(this.dataSource, (manager) =>
-      manager.findOneBy(ApiKeyEntity, { prefix }),
-    );
+    const stored = await this.lookUp(prefix);
     if (!stored || !hashesEqual(stored.keyHash, hash)) return this.refused(hash, 'unknown');
     if (stored.revokedAt !== null) return this.refused(hash, 'revoked');
     if (stored.expiresAt !== null && stored.expiresAt.getTime() <= now)
@@ -156,6 +158,21 @@ export class ApiKeysService {
     remember(this.lastVerifiedAt, hash, now);
     this.recordUse(principal.id, now);
     return principal;
+  }
+
+  /**
+   * The stored key with this prefix, read on the read node like pet reads, so that a crashed
+   * primary does not refuse every client whose key is not cached (docs/deployment.md).
+   */
+  private lookUp(prefix: string): Promise<ApiKeyEntity | null> {
+    let lookup = this.lookups.get(prefix);
+    if (!lookup) {
+      lookup = onReadNode(this.dataSource, (manager) =>
+        manager.findOneBy(ApiKeyEntity, { prefix }),
+      ).finally(() => this.lookups.delete(prefix));
+      this.lookups.set(prefix, lookup);
+    }
+    return lookup;
   }
 
   /**

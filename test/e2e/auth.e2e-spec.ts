@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EntityManager } from 'typeorm';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ApiKeyEntity } from '../../src/auth/api-key.entity.js';
 import { ApiKeysService } from '../../src/auth/api-keys.service.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/app-config.js';
@@ -121,6 +123,24 @@ describe.each(ENGINES)('authentication [%s]', (engine) => {
     }
     expectUnauthorized(response, UNAUTHORIZED_INVALID);
     expect(Date.now() - revokedAt).toBeLessThan(5_000);
+  });
+
+  it('looks a key up once for all the requests that miss the cache together', async () => {
+    const { key } = await t.app.get(ApiKeysService).create('herd');
+    const findOneBy = vi.spyOn(EntityManager.prototype, 'findOneBy');
+    try {
+      const statuses = await Promise.all(
+        Array.from(
+          { length: 20 },
+          async () => (await t.request('GET', '/v1/pets', { key })).statusCode,
+        ),
+      );
+      const keyLookups = findOneBy.mock.calls.filter(([entity]) => entity === ApiKeyEntity);
+      expect(statuses).toEqual(Array(20).fill(200));
+      expect(keyLookups, `${keyLookups.length} lookups for 20 concurrent requests`).toHaveLength(1);
+    } finally {
+      findOneBy.mockRestore();
+    }
   });
 
   it('leaves health checks public', async () => {
