@@ -20,6 +20,7 @@ import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-l
 import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
+import { RespondsWithPet, RespondsWithPets } from './dto/pet-response.schema.js';
 import { MAX_ID } from './dto/field-rules.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
@@ -78,6 +79,7 @@ export class PetsController {
   @Get()
   @RequireScope('pets:read')
   @HttpRoute({ etag: true })
+  @RespondsWithPets()
   @ApiOperation({
     operationId: 'listPets',
     summary: 'List all animals',
@@ -105,6 +107,7 @@ export class PetsController {
 
   @Post()
   @HttpCode(201)
+  @RespondsWithPet(201)
   @RequireScope('pets:write')
   @ApiOperation({
     operationId: 'createPet',
@@ -157,6 +160,7 @@ export class PetsController {
   @RequireScope('pets:read')
   @Deprecated(GET_PET_DEPRECATION)
   @HttpRoute({ responseHeaders: GET_PET_DEPRECATION_HEADERS, etag: true })
+  @RespondsWithPet(200)
   @ApiOperation({
     operationId: 'getPet',
     summary: 'Get an animal (deprecated)',

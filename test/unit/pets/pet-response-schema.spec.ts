@@ -1,0 +1,22 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { PET_JSON_SCHEMA } from '../../../src/pets/dto/pet-response.schema.js';
+
+/** The committed contract; test/e2e/openapi.e2e-spec.ts keeps it equal to what the code generates. */
+const openApiPet = JSON.parse(readFileSync('openapi.json', 'utf8')).components.schemas.Pet;
+
+describe('the Pet schema Fastify serializes with', () => {
+  it("names the OpenAPI Pet's properties, in the same order", () => {
+    expect(Object.keys(PET_JSON_SCHEMA.properties)).toEqual(Object.keys(openApiPet.properties));
+  });
+
+  it('requires what the OpenAPI Pet requires', () => {
+    expect([...PET_JSON_SCHEMA.required]).toEqual(openApiPet.required);
+  });
+
+  it('gives each property the JSON type the document gives it', () => {
+    const documented = { ...openApiPet.properties, status: { type: 'string' } };
+    for (const [name, { type }] of Object.entries(PET_JSON_SCHEMA.properties))
+      expect(type, name).toBe(documented[name].type);
+  });
+});
