@@ -70,7 +70,7 @@ export class ApiKeysService {
   /**
    * Key lookups in flight, by prefix. When a trusted key's 2 seconds run out, every request then
    * in flight with it misses the cache at once; they share one query instead of each running its
-   * own, which stalled the event loop for as long as 32 TypeORM lookups take (docs/performance.md).
+   * own TypeORM lookup back to back (docs/performance.md).
    */
   private readonly lookups = new Map<string, Promise<ApiKeyEntity | null>>();
 
