@@ -37,6 +37,16 @@ describe('RequestPathHistogram', () => {
     ]);
   });
 
+  it('keeps label sets apart whatever characters their values hold', () => {
+    const h = histogram();
+    h.observe(['a\u0000b', 'c'], 1);
+    h.observe(['a', 'b\u0000c'], 1);
+    expect(h.exposition().match(/t_seconds_count\{[^}]*\} \d+/g)).toEqual([
+      't_seconds_count{op="a\u0000b",role="c"} 1',
+      't_seconds_count{op="a",role="b\u0000c"} 1',
+    ]);
+  });
+
   it('escapes label values as the text format requires', () => {
     const h = histogram();
     h.observe(['a"b\\c\nd', 'primary'], 0.5);
