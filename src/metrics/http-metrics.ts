@@ -1,9 +1,18 @@
-import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import { verifiedPrincipalOf } from '../auth/principal.js';
 import { ERROR_CODES } from '../common/error-codes.js';
 import { registeredHttpRouteConfig } from '../http/route-config.js';
 import type { Metrics } from './metrics.js';
 import type { Operation } from './operations.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The operation of the route that took the request, set by that route's own hook. */
+    metricsOperation: Operation | null;
+    /** Counted in the in-flight gauge and not yet taken out of it. */
+    metricsInFlight: boolean;
+  }
+}
 
 /** The `operation` label of a request no route matched. */
 export const UNMATCHED = 'unmatched';
@@ -23,21 +32,29 @@ export function recordHttpMetrics(
   metrics: Metrics,
   operations: ReadonlyMap<string, Operation>,
 ): void {
-  const operationOf = (request: FastifyRequest): Operation | undefined => {
-    const route = request.routeOptions.url;
-    if (route === undefined || request.is404) return undefined;
-    return operations.get(`${request.method} ${route}`) ?? { id: route, deprecated: false };
-  };
+  const operationOf = (request: FastifyRequest): Operation | undefined =>
+    request.metricsOperation ?? operationOfRoute(operations, request);
 
-  // A request a client aborts leaves the in-flight count then, and not again if it still finishes.
+  // A request leaves the in-flight count once: when answered, or when its client aborts, whichever
+  // comes first (an abort can follow the answer, a finish can follow an abort).
   let inFlight = 0;
-  const aborted = new WeakSet<FastifyRequest>();
+  const leave = (request: FastifyRequest) => {
+    if (!request.metricsInFlight) return;
+    request.metricsInFlight = false;
+    inFlight--;
+  };
   metrics.observeRequestsInFlight(() => inFlight);
 
   // Routes are registered after this runs, so each deprecated one is seen with its Sunset header.
-  fastify.addHook('onRoute', (route) => recordSunset(metrics, operations, route));
+  fastify.decorateRequest('metricsOperation', null);
+  fastify.decorateRequest('metricsInFlight', false);
+  fastify.addHook('onRoute', (route) => {
+    recordSunset(metrics, operations, route);
+    tagRequestsWithOperation(operations, route);
+  });
 
-  fastify.addHook('onRequest', (_request, _reply, done) => {
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    request.metricsInFlight = true;
     inFlight++;
     done();
   });
@@ -47,7 +64,7 @@ export function recordHttpMetrics(
     done(null, payload);
   });
   fastify.addHook('onResponse', (request, reply, done) => {
-    if (!aborted.delete(request)) inFlight--;
+    leave(request);
     const operation = operationOf(request);
     metrics.requestDuration.observe(
       [
@@ -62,10 +79,51 @@ export function recordHttpMetrics(
     done();
   });
   fastify.addHook('onRequestAbort', (request, done) => {
-    aborted.add(request);
-    inFlight--;
+    leave(request);
     done();
   });
+}
+
+/**
+ * Gives the route a hook of its own that tags each of its requests with the route's operation,
+ * found once here: looking it up per response would read `request.routeOptions`, which Fastify
+ * builds anew on every read.
+ */
+function tagRequestsWithOperation(
+  operations: ReadonlyMap<string, Operation>,
+  route: RouteOptions,
+): void {
+  const byMethod = new Map(
+    [route.method]
+      .flat()
+      .map((method) => [method, operationOf(operations, method, route.url)] as const),
+  );
+  const tag: onRequestHookHandler = (request, _reply, done) => {
+    request.metricsOperation = byMethod.get(request.method) ?? null;
+    done();
+  };
+  route.onRequest = [route.onRequest ?? []].flat().concat(tag);
+}
+
+/**
+ * The operation of a request its route's hook did not tag: one that no route matched, or that an
+ * earlier `onRequest` hook answered (a malformed request refused before routing's hooks ran).
+ */
+function operationOfRoute(
+  operations: ReadonlyMap<string, Operation>,
+  request: FastifyRequest,
+): Operation | undefined {
+  const route = request.routeOptions.url;
+  if (route === undefined || request.is404) return undefined;
+  return operationOf(operations, request.method, route);
+}
+
+function operationOf(
+  operations: ReadonlyMap<string, Operation>,
+  method: string,
+  route: string,
+): Operation {
+  return operations.get(`${method} ${route}`) ?? { id: route, deprecated: false };
 }
 
 function recordSunset(
