@@ -32,7 +32,7 @@ export function recordHttpMetrics(
   metrics: Metrics,
   operations: ReadonlyMap<string, Operation>,
 ): void {
-  const operationOf = (request: FastifyRequest): Operation | undefined =>
+  const operationOfRequest = (request: FastifyRequest): Operation | undefined =>
     request.metricsOperation ?? operationOfRoute(operations, request);
 
   // A request leaves the in-flight count once: when answered, or when its client aborts, whichever
@@ -65,7 +65,7 @@ export function recordHttpMetrics(
   });
   fastify.addHook('onResponse', (request, reply, done) => {
     leave(request);
-    const operation = operationOf(request);
+    const operation = operationOfRequest(request);
     metrics.requestDuration.observe(
       [
         operation?.id ?? UNMATCHED,
@@ -107,7 +107,7 @@ function tagRequestsWithOperation(
 
 /**
  * The operation of a request its route's hook did not tag: one that no route matched, or that an
- * earlier `onRequest` hook answered (a malformed request refused before routing's hooks ran).
+ * earlier `onRequest` hook answered (a malformed request, refused before the route's hook ran).
  */
 function operationOfRoute(
   operations: ReadonlyMap<string, Operation>,
