@@ -35,8 +35,8 @@ export function recordHttpMetrics(
   const operationOfRequest = (request: FastifyRequest): Operation | undefined =>
     request.metricsOperation ?? operationOfRoute(operations, request);
 
-  // A request leaves the in-flight count once: when answered, or when its client aborts, whichever
-  // comes first (an abort can follow the answer, a finish can follow an abort).
+  // A request leaves the in-flight count only if it entered it (an earlier `onRequest` hook may
+  // answer it first), and once: when answered or when its client aborts, whichever comes first.
   let inFlight = 0;
   const leave = (request: FastifyRequest) => {
     if (!request.metricsInFlight) return;
