@@ -14,8 +14,13 @@ const UNAVAILABLE_CODES = new Set([
   'SQLITE_LOCKED',
 ]);
 
+/**
+ * Driver errors without a code. "Client has encountered a connection error and is not queryable"
+ * is pg's answer to the next statement on a connection that already failed: a transaction's
+ * statement after its database died under it.
+ */
 const UNAVAILABLE_MESSAGES =
-  /connection terminated|timeout exceeded when trying to connect|driver not connected/i;
+  /connection terminated|timeout exceeded when trying to connect|driver not connected|encountered a connection error/i;
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;

@@ -57,12 +57,13 @@ describe('isDatabaseUnavailable', () => {
     expect(isDatabaseUnavailable(withCode('x', 8006))).toBe(false);
   });
 
-  it.each(['timeout exceeded when trying to connect', 'Driver not Connected'])(
-    'recognises the message %j case-insensitively',
-    (message) => {
-      expect(isDatabaseUnavailable(new Error(message))).toBe(true);
-    },
-  );
+  it.each([
+    'timeout exceeded when trying to connect',
+    'Driver not Connected',
+    'Client has encountered a connection error and is not queryable',
+  ])('recognises the message %j case-insensitively', (message) => {
+    expect(isDatabaseUnavailable(new Error(message))).toBe(true);
+  });
 });
 
 describe('isReadNodeFailure', () => {
