@@ -13,7 +13,7 @@ import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:
 const ENTRY_POINTS = {
   main: 'src/main.ts',
   'api-key.cli': 'src/auth/api-key.cli.ts',
-  'write-openapi': 'src/docs/write-openapi.ts',
+  'write-openapi': 'src/write-openapi.ts',
 };
 const OUT_DIR = 'dist';
 /** What the last build read, with the time it started: the input list for `--if-stale`. */

@@ -9,9 +9,9 @@ import { createHttpAdapter } from './http/http-adapter.js';
 import { configureHttpServer } from './http/http-server.js';
 import { RouteTable } from './http/route-table.js';
 import { createLogger, NestPinoLogger } from './logging/logger.js';
-import { recordHttpMetrics } from './metrics/http-metrics.js';
+import { recordHttpMetrics } from './http/request-metrics.js';
 import { Metrics } from './metrics/metrics.js';
-import { operationsByRoute } from './metrics/operations.js';
+import { operationsByRoute } from './http/operations.js';
 import { traceRequests } from './telemetry/traced-requests.js';
 import { isTracingOn } from './telemetry/tracing.js';
 

@@ -4,7 +4,7 @@ import { DataSource, Repository } from 'typeorm';
 import { onReadNode } from '../database/read-node.js';
 import { Metrics } from '../metrics/metrics.js';
 import { ApiKeyEntity } from './api-key.entity.js';
-import { isPrintableAscii } from '../common/printable-ascii.js';
+import { isPrintableAscii } from '../http/printable-ascii.js';
 import { apiKeyPrefix, generateApiKey, hashApiKey, hashesEqual } from './api-key.js';
 import type { ApiKeyPrincipal } from './principal.js';
 import {

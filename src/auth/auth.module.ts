@@ -7,7 +7,7 @@ import { ApiKeyGuard } from './api-key.guard.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { ApiKeyStrategy } from './bearer.strategy.js';
 import { LocalApiKeyProvisioner } from './local-api-key.provisioner.js';
-import { AuthFailureLimiter } from '../rate-limit/auth-failure-limiter.js';
+import { AuthFailureLimiter } from './auth-failure-limiter.js';
 
 @Module({
   imports: [PassportModule, TypeOrmModule.forFeature([ApiKeyEntity])],

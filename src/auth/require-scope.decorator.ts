@@ -1,7 +1,7 @@
 import { applyDecorators, SetMetadata, type ExecutionContext } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
 import { ApiSecurity } from '@nestjs/swagger';
-import { ApiErrorResponses } from '../common/api-error-responses.js';
+import { ApiErrorResponses } from '../errors/api-error-responses.js';
 import type { Scope } from './scopes.js';
 
 const REQUIRED_SCOPE_KEY = 'requiredScope';

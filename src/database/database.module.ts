@@ -7,7 +7,7 @@ import { PostgresSqlRunner } from './postgres-sql-runner.js';
 import { SqlRunner } from './sql-runner.js';
 import { SqliteSqlRunner } from './sqlite-sql-runner.js';
 import { Metrics } from '../metrics/metrics.js';
-import { type DatabaseRole, InstrumentedSqlRunner } from '../telemetry/instrumented-sql-runner.js';
+import { type DatabaseRole, InstrumentedSqlRunner } from './observed-sql-runner.js';
 import { isTracingOn } from '../telemetry/tracing.js';
 import { observePostgresPools } from './pool-stats.js';
 

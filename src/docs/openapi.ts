@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { ErrorDto } from '../common/error.dto.js';
+import { ErrorDto } from '../errors/error.dto.js';
 import type { AppConfig } from '../config/app-config.js';
 
 const API_VERSION_PATH = '/v1';

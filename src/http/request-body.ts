@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isUtf8 } from 'node:buffer';
-import { ApiError, notJson } from '../common/api-error.js';
+import { ApiError, notJson } from '../errors/api-error.js';
 
 /** Bodies are flat objects; deeper nesting is refused before anything recurses into it. */
 export const MAX_JSON_DEPTH = 32;

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../common/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 
 /**
  * What the HTTP layer refuses or repairs before any route sees a request (an `onRequest` hook).

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { ApiError } from '../common/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import { hygieneHeaders } from './response-headers.js';
 
 /**

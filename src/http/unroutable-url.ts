@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../common/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import type { RequestLogController } from '../logging/request-log-controller.js';
 import { setResponseHeaders } from './response-headers.js';
 

@@ -1,4 +1,4 @@
-import type { Deprecation } from '../http/deprecation.js';
+import type { Deprecation } from '../deprecation/deprecation.js';
 
 export const PETS_PATH = '/v1/pets';
 

@@ -1,8 +1,8 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { validationFailed } from '../common/api-error.js';
-import { isPrintableAscii } from '../common/printable-ascii.js';
+import { validationFailed } from '../errors/api-error.js';
+import { isPrintableAscii } from '../http/printable-ascii.js';
 import type { NewPetDto } from './dto/new-pet.dto.js';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';

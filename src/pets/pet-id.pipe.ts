@@ -1,5 +1,5 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
-import { validationFailed } from '../common/api-error.js';
+import { validationFailed } from '../errors/api-error.js';
 import { MAX_ID, parseCanonicalDecimal } from './dto/field-rules.js';
 
 /**

@@ -11,10 +11,10 @@ import {
 import type { FastifyReply } from 'fastify';
 import { type ApiKeyPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { RequireScope } from '../auth/require-scope.decorator.js';
-import { ApiErrorResponses, errorContent } from '../common/api-error-responses.js';
-import { PRINTABLE_ASCII_PATTERN } from '../common/printable-ascii.js';
+import { ApiErrorResponses, errorContent } from '../errors/api-error-responses.js';
+import { PRINTABLE_ASCII_PATTERN } from '../http/printable-ascii.js';
 import { ApiConditionalGet, ETAG_HEADERS } from '../http/conditional-get.openapi.js';
-import { Deprecated, deprecationHeaders, goneMessage } from '../http/deprecation.js';
+import { Deprecated, deprecationHeaders, goneMessage } from '../deprecation/deprecation.js';
 import { HttpRoute } from '../http/route-config.js';
 import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';

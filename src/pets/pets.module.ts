@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
-import { Clock } from '../common/clock.js';
+import { Clock } from '../time/clock.js';
 import { PetsController } from './pets.controller.js';
 import { PetsRepository } from './pets.repository.js';
 import { PetsService } from './pets.service.js';

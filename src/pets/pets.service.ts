@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
-import { ApiError, notFound } from '../common/api-error.js';
+import { ApiError, notFound } from '../errors/api-error.js';
 import { DEFAULT_PAGE_SIZE, ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';

@@ -7,7 +7,7 @@ import {
 import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/principal.js';
 import { isPublicRoute } from '../auth/public.decorator.js';
-import { ApiError } from '../common/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 
 /**
  * One budget per API key across all operations (docs/api-design.md, "Rate limits"). Runs after

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, type HeadersObject } from '@nestjs/swagger';
-import { errorContent } from '../common/api-error-responses.js';
-import { ERROR_CODES } from '../common/error-codes.js';
+import { errorContent } from '../errors/api-error-responses.js';
+import { ERROR_CODES } from '../errors/error-codes.js';
 
 const integer = { type: 'integer', minimum: 0 } as const;
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPENAPI_FILE, renderOpenApiDocument } from '../../src/docs/write-openapi.js';
+import { OPENAPI_FILE, renderOpenApiDocument } from '../../src/write-openapi.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 type Json = Record<string, any>;

@@ -4,7 +4,7 @@ import type { InjectOptions, LightMyRequestResponse as Response } from 'fastify'
 import { DataSource } from 'typeorm';
 import { createApp, type NestAppFactory } from '../../src/app.js';
 import { ApiKeysService } from '../../src/auth/api-keys.service.js';
-import { Clock } from '../../src/common/clock.js';
+import { Clock } from '../../src/time/clock.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import { createTestDatabase, type Engine } from './test-database.js';
 

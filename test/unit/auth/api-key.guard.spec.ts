@@ -3,10 +3,10 @@ import { Reflector } from '@nestjs/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiKeyGuard } from '../../../src/auth/api-key.guard.js';
 import { Public } from '../../../src/auth/public.decorator.js';
-import { ApiError, WWW_AUTHENTICATE } from '../../../src/common/api-error.js';
+import { ApiError, WWW_AUTHENTICATE } from '../../../src/errors/api-error.js';
 import type { ApiKeysService } from '../../../src/auth/api-keys.service.js';
 import { loadConfig } from '../../../src/config/app-config.js';
-import { AuthFailureLimiter } from '../../../src/rate-limit/auth-failure-limiter.js';
+import { AuthFailureLimiter } from '../../../src/auth/auth-failure-limiter.js';
 
 const httpContext = (headers: Record<string, string | undefined>) =>
   ({ switchToHttp: () => ({ getRequest: () => ({ headers }) }) }) as unknown as ExecutionContext;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/common/api-error.js';
+import { ApiError } from '../../../src/errors/api-error.js';
 import { ParsePetIdPipe } from '../../../src/pets/pet-id.pipe.js';
 
 const pipe = new ParsePetIdPipe();

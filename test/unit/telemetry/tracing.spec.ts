@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { statementName } from '../../../src/telemetry/instrumented-sql-runner.js';
+import { statementName } from '../../../src/database/observed-sql-runner.js';
 import { tracingRequested } from '../../../src/telemetry/tracing.js';
 
 describe('tracingRequested', () => {

@@ -7,11 +7,11 @@ import {
   UseGuards,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ApiError } from '../common/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import type { FastifyRequest } from 'fastify';
 import { ApiKeysService } from '../auth/api-keys.service.js';
 import { principalOf } from '../auth/principal.js';
-import { Clock } from '../common/clock.js';
+import { Clock } from '../time/clock.js';
 
 /** A deprecated operation and its end (docs/api-design.md, "Deprecation"). */
 export interface Deprecation {

@@ -6,7 +6,7 @@ import {
   INVALID_API_KEY_MESSAGE,
   NOT_JSON_MESSAGE,
 } from './api-error.js';
-import { goneMessage } from '../http/deprecation.js';
+import { goneMessage } from '../deprecation/deprecation.js';
 import { GET_PET_DEPRECATION } from '../pets/get-pet-deprecation.js';
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode } from './error-codes.js';
 import { ErrorDto } from './error.dto.js';

@@ -5,7 +5,7 @@ import {
   PayloadTooLargeException,
 } from '@nestjs/common';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { AllExceptionsFilter } from '../../../src/common/all-exceptions.filter.js';
+import { AllExceptionsFilter } from '../../../src/errors/all-exceptions.filter.js';
 import type { AppConfig } from '../../../src/config/app-config.js';
 import { RouteTable } from '../../../src/http/route-table.js';
 

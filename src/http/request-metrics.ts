@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import { verifiedPrincipalOf } from '../auth/principal.js';
-import { ERROR_CODES } from '../common/error-codes.js';
-import { registeredHttpRouteConfig } from '../http/route-config.js';
-import type { Metrics } from './metrics.js';
+import { ERROR_CODES } from '../errors/error-codes.js';
+import { registeredHttpRouteConfig } from './route-config.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { Operation } from './operations.js';
 
 declare module 'fastify' {

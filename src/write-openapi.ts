@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { createApp } from '../app.js';
-import { loadConfig } from '../config/app-config.js';
+import { createApp } from './app.js';
+import { loadConfig } from './config/app-config.js';
 
 /**
  * Writes `openapi.json`, the committed contract, as the app serves it at /docs-json with the

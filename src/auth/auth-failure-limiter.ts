@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../common/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import { AppConfig } from '../config/app-config.js';
 import { ClientAddressResolver } from '../http/client-address.js';
 import {

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ApiError } from '../../../src/common/api-error.js';
+import { ApiError } from '../../../src/errors/api-error.js';
 import { loadConfig } from '../../../src/config/app-config.js';
-import { InProcessFailureCounters } from '../../../src/rate-limit/auth-failure-counters.js';
-import { AuthFailureLimiter } from '../../../src/rate-limit/auth-failure-limiter.js';
+import { InProcessFailureCounters } from '../../../src/auth/auth-failure-counters.js';
+import { AuthFailureLimiter } from '../../../src/auth/auth-failure-limiter.js';
 
 beforeEach(() => {
   vi.useFakeTimers({ now: Date.parse('2026-11-23T12:00:00Z') });

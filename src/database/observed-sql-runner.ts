@@ -1,6 +1,6 @@
 import type { Metrics } from '../metrics/metrics.js';
-import { type Row, SqlRunner, type SqlTransaction } from '../database/sql-runner.js';
-import { inSpan, isTracingOn } from './tracing.js';
+import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
+import { inSpan, isTracingOn } from '../telemetry/tracing.js';
 
 /** Which server answered: reads may go to a read replica, everything else to the primary. */
 export type DatabaseRole = 'primary' | 'replica';

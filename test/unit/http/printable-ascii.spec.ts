@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPrintableAscii, PRINTABLE_ASCII_PATTERN } from '../../../src/common/printable-ascii.js';
+import { isPrintableAscii, PRINTABLE_ASCII_PATTERN } from '../../../src/http/printable-ascii.js';
 
 describe('isPrintableAscii', () => {
   it.each(['a', ' ', '~', 'order-4711', 'x'.repeat(10)])('accepts %j', (text) => {

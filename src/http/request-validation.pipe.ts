@@ -7,8 +7,8 @@ import {
 } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidatorOptions } from 'class-validator';
-import { RejectedBody } from '../http/request-body.js';
-import { ApiError, validationFailed } from './api-error.js';
+import { RejectedBody } from './request-body.js';
+import { ApiError, validationFailed } from '../errors/api-error.js';
 
 const WHERE: Partial<Record<ArgumentMetadata['type'], string>> = {
   body: 'request body',

@@ -1,6 +1,6 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { describe, expect, it } from 'vitest';
-import { operationsByRoute } from '../../../src/metrics/operations.js';
+import { operationsByRoute } from '../../../src/http/operations.js';
 
 const document = {
   openapi: '3.0.0',

@@ -8,8 +8,8 @@ import {
   UnsupportedMediaTypeException,
 } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/common/api-error.js';
-import { toApiError } from '../../../src/common/error-mapping.js';
+import { ApiError } from '../../../src/errors/api-error.js';
+import { toApiError } from '../../../src/errors/error-mapping.js';
 
 const LIMIT = 16384;
 
