@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AuthModule } from './auth/auth.module.js';
+import { RouteMethods } from './errors/route-methods.js';
 import { AllExceptionsFilter } from './errors/all-exceptions.filter.js';
 import { RequestValidationPipe } from './http/request-validation.pipe.js';
 import { AppConfig } from './config/app-config.js';
@@ -32,6 +33,7 @@ export class AppModule {
       ],
       providers: [
         RouteTable,
+        { provide: RouteMethods, useExisting: RouteTable },
         { provide: APP_PIPE, useClass: RequestValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],

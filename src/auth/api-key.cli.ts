@@ -28,7 +28,7 @@ async function run(args: string[]): Promise<void> {
   }
   const createOptions = command === 'create' ? parseCreateOptions(options) : {};
   loadDotEnv();
-  const dataSource = await openDataSource(dataSourceOptions(loadConfig().database));
+  const dataSource = await openDataSource(dataSourceOptions(loadConfig().database, [ApiKeyEntity]));
   try {
     const apiKeys = new ApiKeysService(dataSource.getRepository(ApiKeyEntity), dataSource);
     if (command === 'create') {

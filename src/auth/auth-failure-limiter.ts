@@ -1,7 +1,8 @@
-import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleDestroy, Optional } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import { AppConfig } from '../config/app-config.js';
+import { Metrics } from '../metrics/metrics.js';
 import { ClientAddressResolver } from '../http/client-address.js';
 import {
   InProcessFailureCounters,
@@ -28,7 +29,10 @@ export class AuthFailureLimiter implements OnModuleDestroy {
    */
   private readonly blockedUntil = new Map<string, number>();
 
-  constructor(config: AppConfig) {
+  constructor(
+    config: AppConfig,
+    @Optional() private readonly metrics?: Metrics,
+  ) {
     this.limit = config.authFailureLimitPerMinute;
     this.addresses = new ClientAddressResolver(config.trustedProxies);
     this.counters = config.redisUrl
@@ -86,6 +90,7 @@ export class AuthFailureLimiter implements OnModuleDestroy {
   }
 
   private tooManyFailures(msLeft: number): ApiError {
+    this.metrics?.rateLimited.inc({ limit: 'auth_failures' });
     const seconds = String(Math.max(1, Math.ceil(msLeft / 1000)));
     return new ApiError(
       'RATE_LIMITED',

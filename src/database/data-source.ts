@@ -1,11 +1,8 @@
 import type { Database } from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DataSource, DataSourceOptions } from 'typeorm';
-import { ApiKeyEntity } from '../auth/api-key.entity.js';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from '../config/app-config.js';
-import { IdempotencyKeyEntity } from '../pets/idempotency-key.entity.js';
-import { PetEntity } from '../pets/pet.entity.js';
 import { InitialSchema1795219200000 } from './migrations/1795219200000-initial-schema.js';
 import { IdempotencyKeys1795298400000 } from './migrations/1795298400000-idempotency-keys.js';
 import { IdempotencyKeysTable1795400000000 } from './migrations/1795400000000-idempotency-keys-table.js';
@@ -15,10 +12,17 @@ import { ApiKeyDeprecatedCalls1795600000000 } from './migrations/1795600000000-a
 /** Any 64-bit constant shared by every replica: serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 7_413_202_611;
 
-/** The one data source definition, shared by the server and the `apikey` CLI. */
-export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
+/**
+ * The one data source definition, shared by the server and the `apikey` CLI. The schema is the
+ * migrations'; `entities` are the classes the caller reads through TypeORM (the server's come from
+ * each feature module's `TypeOrmModule.forFeature`).
+ */
+export function dataSourceOptions(
+  database: DatabaseConfig,
+  entities: DataSourceOptions['entities'] = [],
+): DataSourceOptions {
   const common = {
-    entities: [PetEntity, IdempotencyKeyEntity, ApiKeyEntity],
+    entities,
     migrations: [
       InitialSchema1795219200000,
       IdempotencyKeys1795298400000,

@@ -7,9 +7,9 @@ import { PostgresSqlRunner } from './postgres-sql-runner.js';
 import { SqlRunner } from './sql-runner.js';
 import { SqliteSqlRunner } from './sqlite-sql-runner.js';
 import { Metrics } from '../metrics/metrics.js';
-import { type DatabaseRole, InstrumentedSqlRunner } from './observed-sql-runner.js';
+import { type DatabaseRole, ObservedSqlRunner } from './observed-sql-runner.js';
 import { isTracingOn } from '../telemetry/tracing.js';
-import { observePostgresPools } from './pool-stats.js';
+import { PoolGauge } from './pool.gauge.js';
 
 /** The engine's runner as it is, unless metrics or traces want each statement observed. */
 function instrumented(
@@ -17,7 +17,7 @@ function instrumented(
   metrics: Metrics | undefined,
   readRole: DatabaseRole = 'primary',
 ): SqlRunner {
-  return metrics || isTracingOn() ? new InstrumentedSqlRunner(runner, metrics, readRole) : runner;
+  return metrics || isTracingOn() ? new ObservedSqlRunner(runner, metrics, readRole) : runner;
 }
 
 @Global()
@@ -25,11 +25,15 @@ function instrumented(
   imports: [
     TypeOrmModule.forRootAsync({
       inject: [AppConfig],
-      useFactory: (config: AppConfig) => dataSourceOptions(config.database),
+      useFactory: (config: AppConfig) => ({
+        ...dataSourceOptions(config.database),
+        autoLoadEntities: true,
+      }),
       dataSourceFactory: (options) => openDataSource(options!),
     }),
   ],
   providers: [
+    PoolGauge,
     {
       provide: SqlRunner,
       // Metrics exist only with METRICS_PORT set (metrics.module.ts).
@@ -37,7 +41,6 @@ function instrumented(
       useFactory: (dataSource: DataSource, metrics?: Metrics): SqlRunner => {
         if (dataSource.options.type !== 'postgres')
           return instrumented(new SqliteSqlRunner(sqliteConnectionOf(dataSource)), metrics);
-        if (metrics) observePostgresPools(metrics, dataSource);
         const runner = new PostgresSqlRunner(dataSource, () =>
           metrics?.databaseReadFallbacks.inc(),
         );

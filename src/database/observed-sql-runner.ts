@@ -18,7 +18,7 @@ export function statementName(sql: string): string {
  * is (database.module.ts). The statements are constants with `$n`/`?` placeholders, so their
  * names are a bounded label and their text is safe in a span: values never appear.
  */
-export class InstrumentedSqlRunner extends SqlRunner {
+export class ObservedSqlRunner extends SqlRunner {
   readonly engine: SqlRunner['engine'];
   private readonly names = new Map<string, string>();
 
@@ -80,7 +80,7 @@ export class InstrumentedSqlRunner extends SqlRunner {
     if (metrics === undefined) return result;
     const record = () =>
       metrics.databaseQueryDuration.observe(
-        [this.nameOf(sql), role],
+        { operation: this.nameOf(sql), role },
         (performance.now() - startedAt) / 1000,
       );
     result.then(record, record);

@@ -3,6 +3,7 @@ import {
   type CanActivate,
   type ExecutionContext,
   Injectable,
+  Optional,
   SetMetadata,
   UseGuards,
 } from '@nestjs/common';
@@ -11,10 +12,13 @@ import { ApiError } from '../errors/api-error.js';
 import type { FastifyRequest } from 'fastify';
 import { ApiKeysService } from '../auth/api-keys.service.js';
 import { principalOf } from '../auth/principal.js';
+import { Metrics } from '../metrics/metrics.js';
 import { Clock } from '../time/clock.js';
 
 /** A deprecated operation and its end (docs/api-design.md, "Deprecation"). */
 export interface Deprecation {
+  /** The operationId of the deprecated operation, as the OpenAPI document names it. */
+  operationId: string;
   /** When the operation was deprecated (RFC 9745 `Deprecation`). */
   since: Date;
   /** When it stops working: from this instant on it answers 410 GONE (RFC 8594 `Sunset`). */
@@ -56,14 +60,15 @@ export class SunsetGuard implements CanActivate {
     private readonly clock: Clock,
     private readonly reflector: Reflector,
     private readonly apiKeys: ApiKeysService,
+    @Optional() private readonly metrics?: Metrics,
   ) {}
 
   canActivate(context: ExecutionContext): boolean {
     const deprecation = this.reflector.get<Deprecation>(DEPRECATION, context.getHandler());
-    // Who still calls it, for `apikey list` (docs/observability.md, "Deprecation").
-    this.apiKeys.recordDeprecatedCall(
-      principalOf(context.switchToHttp().getRequest<FastifyRequest>()).id,
-    );
+    // Who still calls it, for `apikey list` and the metric (docs/observability.md, "Deprecation").
+    const principal = principalOf(context.switchToHttp().getRequest<FastifyRequest>());
+    this.apiKeys.recordDeprecatedCall(principal.id);
+    this.metrics?.deprecatedCalls.inc({ operation: deprecation.operationId, api_key: principal.name });
     if (this.clock.now() >= deprecation.sunset)
       throw new ApiError('GONE', goneMessage(deprecation));
     return true;

@@ -6,8 +6,6 @@ import {
   INVALID_API_KEY_MESSAGE,
   NOT_JSON_MESSAGE,
 } from './api-error.js';
-import { goneMessage } from '../deprecation/deprecation.js';
-import { GET_PET_DEPRECATION } from '../pets/get-pet-deprecation.js';
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode } from './error-codes.js';
 import { ErrorDto } from './error.dto.js';
 
@@ -19,7 +17,7 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   FORBIDDEN: 'This API key lacks the scope pets:write',
   NOT_FOUND: 'No pet with id 42',
   METHOD_NOT_ALLOWED: 'Method DELETE is not allowed here; use GET, HEAD, POST',
-  GONE: goneMessage(GET_PET_DEPRECATION),
+  GONE: 'This operation was removed; the message names its replacement',
   PAYLOAD_TOO_LARGE: 'Request body exceeds 16384 bytes',
   UNSUPPORTED_MEDIA_TYPE: NOT_JSON_MESSAGE,
   IDEMPOTENCY_KEY_REUSED: 'This Idempotency-Key was already used with a different request body',
@@ -40,14 +38,17 @@ function describeStatus(status: number): string {
     .join(' ');
 }
 
-/** The Error body of a status, with one example per code that status can carry. */
-export function errorContent(status: number) {
+/**
+ * The Error body of a status, with one example per code that status can carry; `messages` gives
+ * an operation's own example message for a code.
+ */
+export function errorContent(status: number, messages: Partial<Record<ErrorCode, string>> = {}) {
   const examples = Object.fromEntries(
     codesOf(status).map((code) => [
       code,
       {
         summary: ERROR_CODES[code].meaning,
-        value: { code, message: EXAMPLE_MESSAGES[code], status },
+        value: { code, message: messages[code] ?? EXAMPLE_MESSAGES[code], status },
       },
     ]),
   );

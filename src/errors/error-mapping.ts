@@ -1,11 +1,10 @@
-import { HttpException, NotFoundException } from '@nestjs/common';
+import { HttpException } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../database/database-errors.js';
 import {
   ApiError,
   databaseUnavailable,
   INTERNAL_ERROR_MESSAGE,
   INVALID_API_KEY_MESSAGE,
-  notFound,
   notJson,
   unauthorized,
 } from './api-error.js';
@@ -24,13 +23,11 @@ const FIXED_MESSAGES: Partial<Record<ErrorCode, string>> = {
 
 /**
  * Turns anything thrown while serving a request into the ApiError the client sees. Our own
- * ApiErrors, and the NotFoundExceptions our handlers throw (the router's own misses never get
- * here), carry their message through; everything else gets a fixed message, so no framework,
+ * ApiErrors carry their message through; everything else gets a fixed message, so no framework,
  * driver or SQL text reaches the client.
  */
 export function toApiError(exception: unknown, bodyLimitBytes: number): ApiError {
   if (exception instanceof ApiError) return exception;
-  if (exception instanceof NotFoundException) return notFound(exception.message);
   const status = clientErrorStatus(exception);
   if (status !== undefined) return fromStatus(status, bodyLimitBytes);
   return isDatabaseUnavailable(exception)

@@ -1,14 +1,12 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
-import { verifiedPrincipalOf } from '../auth/principal.js';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { registeredHttpRouteConfig } from './route-config.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { Operation } from './operations.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The operation of the route that took the request, set by that route's own hook. */
-    metricsOperation: Operation | null;
+    metricsOperation: string | null;
     /** Counted in the in-flight gauge and not yet taken out of it. */
     metricsInFlight: boolean;
   }
@@ -30,20 +28,18 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 export function recordHttpMetrics(
   fastify: FastifyInstance,
   metrics: Metrics,
-  operations: ReadonlyMap<string, Operation>,
+  operations: ReadonlyMap<string, string>,
 ): void {
-  const operationOfRequest = (request: FastifyRequest): Operation | undefined =>
+  const operationOfRequest = (request: FastifyRequest): string | undefined =>
     request.metricsOperation ?? operationOfRoute(operations, request);
 
   // A request leaves the in-flight count only if it entered it (an earlier `onRequest` hook may
   // answer it first), and once: when answered or when its client aborts, whichever comes first.
-  let inFlight = 0;
   const leave = (request: FastifyRequest) => {
     if (!request.metricsInFlight) return;
     request.metricsInFlight = false;
-    inFlight--;
+    metrics.requestsInFlight.dec();
   };
-  metrics.observeRequestsInFlight(() => inFlight);
 
   // Routes are registered after this runs, so each deprecated one is seen with its Sunset header.
   fastify.decorateRequest('metricsOperation', null);
@@ -55,27 +51,26 @@ export function recordHttpMetrics(
 
   fastify.addHook('onRequest', (request, _reply, done) => {
     request.metricsInFlight = true;
-    inFlight++;
+    metrics.requestsInFlight.inc();
     done();
   });
   // Error bodies are objects until serialized; this is where their code can be read.
-  fastify.addHook('preSerialization', (request, reply, payload, done) => {
-    if (reply.statusCode >= 400) countError(metrics, request, payload);
+  fastify.addHook('preSerialization', (_request, reply, payload, done) => {
+    if (reply.statusCode >= 400) countError(metrics, payload);
     done(null, payload);
   });
   fastify.addHook('onResponse', (request, reply, done) => {
     leave(request);
     const operation = operationOfRequest(request);
     metrics.requestDuration.observe(
-      [
-        operation?.id ?? UNMATCHED,
-        METHODS.has(request.method) ? request.method : 'other',
-        STATUS_CLASSES[Math.floor(reply.statusCode / 100) - 1] ?? 'other',
-      ],
+      {
+        operation: operation ?? UNMATCHED,
+        method: METHODS.has(request.method) ? request.method : 'other',
+        status_class: STATUS_CLASSES[Math.floor(reply.statusCode / 100) - 1] ?? 'other',
+      },
       reply.elapsedTime / 1000,
     );
     if (reply.getHeader('idempotent-replayed') === 'true') metrics.idempotentReplays.inc();
-    if (operation?.deprecated) countDeprecatedCall(metrics, request, operation);
     done();
   });
   fastify.addHook('onRequestAbort', (request, done) => {
@@ -90,7 +85,7 @@ export function recordHttpMetrics(
  * builds anew on every read.
  */
 function tagRequestsWithOperation(
-  operations: ReadonlyMap<string, Operation>,
+  operations: ReadonlyMap<string, string>,
   route: RouteOptions,
 ): void {
   const byMethod = new Map(
@@ -110,49 +105,36 @@ function tagRequestsWithOperation(
  * earlier `onRequest` hook answered (a malformed request, refused before the route's hook ran).
  */
 function operationOfRoute(
-  operations: ReadonlyMap<string, Operation>,
+  operations: ReadonlyMap<string, string>,
   request: FastifyRequest,
-): Operation | undefined {
+): string | undefined {
   const route = request.routeOptions.url;
   if (route === undefined || request.is404) return undefined;
   return operationOf(operations, request.method, route);
 }
 
 function operationOf(
-  operations: ReadonlyMap<string, Operation>,
+  operations: ReadonlyMap<string, string>,
   method: string,
   route: string,
-): Operation {
-  return operations.get(`${method} ${route}`) ?? { id: route, deprecated: false };
+): string {
+  return operations.get(`${method} ${route}`) ?? route;
 }
 
 function recordSunset(
   metrics: Metrics,
-  operations: ReadonlyMap<string, Operation>,
+  operations: ReadonlyMap<string, string>,
   route: RouteOptions,
 ): void {
   const sunset = registeredHttpRouteConfig(route)?.responseHeaders?.Sunset;
   if (sunset === undefined) return;
   for (const method of [route.method].flat()) {
     const operation = operations.get(`${method} ${route.url}`);
-    if (operation) metrics.sunsets.set({ operation: operation.id }, Date.parse(sunset) / 1000);
+    if (operation) metrics.sunsets.set({ operation }, Date.parse(sunset) / 1000);
   }
 }
 
-function countError(metrics: Metrics, request: FastifyRequest, payload: unknown): void {
+function countError(metrics: Metrics, payload: unknown): void {
   const code = (payload as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string' || !Object.hasOwn(ERROR_CODES, code)) return;
-  metrics.errors.inc({ code });
-  if (code === 'RATE_LIMITED')
-    metrics.rateLimited.inc({ limit: verifiedPrincipalOf(request) ? 'api_key' : 'auth_failures' });
-}
-
-/** Counted for callers the guard let through: those are the clients that must migrate. */
-function countDeprecatedCall(
-  metrics: Metrics,
-  request: FastifyRequest,
-  operation: Operation,
-): void {
-  const principal = verifiedPrincipalOf(request);
-  if (principal) metrics.countDeprecatedCall(operation.id, principal.name);
+  if (typeof code === 'string' && Object.hasOwn(ERROR_CODES, code)) metrics.errors.inc({ code });
 }

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { RouteMethods } from '../errors/route-methods.js';
 
 /**
  * Every route the HTTP server registered, so a request that matched no route can be told apart:
  * unknown path (404) or known path with another method (405 with `Allow`).
  */
 @Injectable()
-export class RouteTable {
+export class RouteTable extends RouteMethods {
   private readonly routes: { method: string; pattern: RegExp }[] = [];
 
   add(methods: string | string[], url: string): void {

@@ -7,7 +7,6 @@ import {
 import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import { AppConfig } from '../config/app-config.js';
-import { ReadinessCheck } from '../health/readiness-check.js';
 import { Metrics } from './metrics.js';
 
 export const METRICS_PATH = '/metrics';
@@ -24,11 +23,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
   constructor(
     private readonly config: AppConfig,
     private readonly metrics: Metrics,
-    readiness: ReadinessCheck,
-  ) {
-    // Set here, not in Metrics: the readiness check reads through the SqlRunner, which Metrics times.
-    metrics.observeReadiness(() => readiness.isReady());
-  }
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     const { metrics } = this;
@@ -37,7 +32,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
         response.writeHead(404, { 'content-type': 'text/plain' }).end('Not found\n');
         return;
       }
-      metrics.exposition().then(
+      metrics.registry.metrics().then(
         (text) =>
           response.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
         (error: unknown) => {

@@ -8,6 +8,7 @@ export const PETS_PATH = '/v1/pets';
  * headers, the 410, the OpenAPI document and its examples all read them from here.
  */
 export const GET_PET_DEPRECATION: Deprecation = {
+  operationId: 'getPet',
   since: new Date('2026-11-21T00:00:00Z'),
   sunset: new Date('2030-12-05T00:00:00Z'),
   successor: PETS_PATH,

@@ -162,7 +162,7 @@ export class PetsController {
   @HttpRoute({ responseHeaders: GET_PET_DEPRECATION_HEADERS, etag: true })
   @RespondsWithPet(200)
   @ApiOperation({
-    operationId: 'getPet',
+    operationId: GET_PET_DEPRECATION.operationId,
     summary: 'Get an animal (deprecated)',
     description:
       `Deprecated: removed on ${GET_PET_DEPRECATION_HEADERS.Sunset}. Use \`GET /pets\` with the ` +
@@ -179,7 +179,7 @@ export class PetsController {
   @ApiResponse({
     status: 410,
     description: `\`GONE\`: ${goneMessage(GET_PET_DEPRECATION)}.`,
-    content: errorContent(410),
+    content: errorContent(410, { GONE: goneMessage(GET_PET_DEPRECATION) }),
     headers: GET_PET_HEADERS,
   })
   @ApiParam({

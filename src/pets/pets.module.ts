@@ -1,13 +1,16 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
 import { Clock } from '../time/clock.js';
+import { IdempotencyKeyEntity } from './idempotency-key.entity.js';
+import { PetEntity } from './pet.entity.js';
 import { PetsController } from './pets.controller.js';
 import { PetsRepository } from './pets.repository.js';
 import { PetsService } from './pets.service.js';
 
 @Module({
   // The sunset guard notes which API key called a deprecated operation.
-  imports: [AuthModule],
+  imports: [AuthModule, TypeOrmModule.forFeature([PetEntity, IdempotencyKeyEntity])],
   controllers: [PetsController],
   providers: [PetsService, PetsRepository, Clock],
 })

@@ -1,6 +1,11 @@
-import { ExecutionContext, Injectable } from '@nestjs/common';
+import { ExecutionContext, Injectable, Optional } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import {
+  InjectThrottlerOptions,
+  InjectThrottlerStorage,
   ThrottlerGuard,
+  type ThrottlerModuleOptions,
+  type ThrottlerStorage,
   type ThrottlerLimitDetail,
   type ThrottlerRequest,
 } from '@nestjs/throttler';
@@ -8,6 +13,7 @@ import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/principal.js';
 import { isPublicRoute } from '../auth/public.decorator.js';
 import { ApiError } from '../errors/api-error.js';
+import { Metrics } from '../metrics/metrics.js';
 
 /**
  * One budget per API key across all operations (docs/api-design.md, "Rate limits"). Runs after
@@ -18,6 +24,15 @@ import { ApiError } from '../errors/api-error.js';
 export class ApiKeyThrottlerGuard extends ThrottlerGuard {
   // IETF RateLimit header fields draft: RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset.
   protected override headerPrefix = 'RateLimit';
+
+  constructor(
+    @InjectThrottlerOptions() options: ThrottlerModuleOptions,
+    @InjectThrottlerStorage() storage: ThrottlerStorage,
+    reflector: Reflector,
+    @Optional() private readonly metrics?: Metrics,
+  ) {
+    super(options, storage, reflector);
+  }
 
   protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
     return Promise.resolve(isPublicRoute(this.reflector, context));
@@ -47,6 +62,7 @@ export class ApiKeyThrottlerGuard extends ThrottlerGuard {
     { limit, timeToBlockExpire }: ThrottlerLimitDetail,
   ): Promise<void> {
     const seconds = String(Math.max(1, timeToBlockExpire));
+    this.metrics?.rateLimited.inc({ limit: 'api_key' });
     throw new ApiError(
       'RATE_LIMITED',
       `Rate limit of ${limit} requests per minute exceeded; retry in ${seconds} s`,

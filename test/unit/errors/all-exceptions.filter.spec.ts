@@ -136,18 +136,22 @@ describe('AllExceptionsFilter', () => {
     });
   });
 
-  describe('a NotFoundException from a handler', () => {
-    it('keeps its message, as a 404 NOT_FOUND, even on a path that has other methods', () => {
+  describe('a NotFoundException outside the router', () => {
+    it('is a route miss too: our handlers answer a missing pet with ApiError', () => {
       const { answer } = handle(filter, new NotFoundException('No owner for pet 7'), {
-        method: 'GET',
+        method: 'POST',
         url: '/v1/pets/7',
         is404: false,
         route: '/v1/pets/:petId',
       });
       expect(answer).toEqual({
-        status: 404,
-        headers: {},
-        body: { code: 'NOT_FOUND', message: 'No owner for pet 7', status: 404 },
+        status: 405,
+        headers: { Allow: 'GET, HEAD' },
+        body: {
+          code: 'METHOD_NOT_ALLOWED',
+          message: 'Method POST is not allowed here; use GET, HEAD',
+          status: 405,
+        },
       });
     });
   });

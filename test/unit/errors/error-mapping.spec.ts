@@ -109,10 +109,10 @@ describe('toApiError', () => {
       expect(error.getStatus()).toBe(body.status);
     });
 
-    it("keeps the message of a NotFoundException: the router's own misses never get here", () => {
-      expect(toApiError(new NotFoundException('No owner for pet 7'), LIMIT).body).toEqual({
+    it('gives a NotFoundException the fixed NOT_FOUND message, never its own text', () => {
+      expect(toApiError(new NotFoundException('Cannot GET /internal'), LIMIT).body).toEqual({
         code: 'NOT_FOUND',
-        message: 'No owner for pet 7',
+        message: 'The requested resource could not be found',
         status: 404,
       });
     });
