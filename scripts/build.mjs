@@ -1,8 +1,8 @@
 // `npm run build`: compiles src/ with SWC and bundles the entry points into dist/ with esbuild.
 //
-// Why a bundle: loading the ~2,300 files of the dependency tree one by one takes longer than
-// everything else the server does at start (docs/performance.md). Why SWC: it emits the decorator
-// metadata Nest's dependency injection reads (esbuild cannot), and it is the compiler the tests use.
+// Why a bundle: loading the dependency tree file by file dominates the cold start
+// (docs/performance.md). Why SWC: it emits the decorator metadata Nest's dependency injection
+// reads (esbuild cannot), and it is the compiler the tests use.
 //
 // `--if-stale` skips the build when no file the last build read has changed since: `npm start` and
 // `npm run apikey` call it first, so an up-to-date tree starts at once. `--watch` rebuilds on every
@@ -68,11 +68,8 @@ const builder = await context({
   sourcemap: true,
   // License comments go to a file of their own beside each output, not into the served source.
   legalComments: 'external',
-  // No keepNames: it wraps every function the frameworks create per request in a call that
-  // redefines its name, which cost 13-40 % of getPet's throughput (docs/performance.md). Without
-  // it, a class that refers to itself (a module's static forRoot) may show a renamed `name` such
-  // as _AppModule; nothing reads names of ours (schemas, entities and migrations are named
-  // explicitly), and Nest's own start-up lines that show theirs are debug-level (logger.ts).
+  // No keepNames: it wraps every function the frameworks create per request (docs/performance.md).
+  // Nothing reads our class names: schemas, entities and migrations are named explicitly.
   metafile: true,
   logLevel: 'warning',
   plugins: [swcTypeScript, { name: 'after-build', setup: (b) => b.onEnd(afterBuild) }],

@@ -105,10 +105,9 @@ async function migrate(dataSource: DataSource): Promise<void> {
 }
 
 /**
- * Processes starting together on one new SQLite file would each find the schema missing and each
- * create it, and all but one fail ("table pets already exists"). BEGIN IMMEDIATE takes the file's
- * write lock before TypeORM reads which migrations ran (waiting up to the busy `timeout`), so the
- * next process finds them done. The one transaction also makes the migration run all-or-nothing.
+ * Processes starting together on a new SQLite file would each create the schema and all but one
+ * fail. BEGIN IMMEDIATE takes the write lock before TypeORM reads which migrations ran, so the next
+ * process finds them done, and the run is all-or-nothing.
  */
 async function migrateUnderWriteLock(dataSource: DataSource): Promise<void> {
   await dataSource.query('BEGIN IMMEDIATE');

@@ -13,10 +13,9 @@ export function statementName(sql: string): string {
 }
 
 /**
- * Wraps an engine's runner with a span per statement (tracing on) and a duration per statement
- * (metrics on); built only when one of them is on, so otherwise the engine's runner is used as it
- * is (database.module.ts). The statements are constants with `$n`/`?` placeholders, so their
- * names are a bounded label and their text is safe in a span: values never appear.
+ * A span (tracing on) and a duration (metrics on) per statement; built only when one is on
+ * (database.module.ts). Statements are constants with placeholders, so their names are a bounded
+ * label and their text holds no values.
  */
 export class ObservedSqlRunner extends SqlRunner {
   readonly engine: SqlRunner['engine'];

@@ -2,11 +2,9 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { isReadNodeFailure } from './database-errors.js';
 
 /**
- * Runs a read on the read node when one is configured (DATABASE_READ_URL, TypeORM's `replication`),
- * else on the primary. A read node that is down, restarting, being promoted or cancelling the
- * query for replay costs no failed request: the read is asked again of the primary
- * (docs/deployment.md). An error the query itself caused is not retried. `work` always gets the
- * manager of a query runner of its own (`manager.queryRunner` is set).
+ * Runs a read on the read node (DATABASE_READ_URL) when there is one, else on the primary. A read
+ * node failure is asked again of the primary (docs/deployment.md); the query's own errors are not.
+ * `work` gets the manager of a query runner of its own (`manager.queryRunner` is set).
  */
 export async function onReadNode<T>(
   dataSource: DataSource,

@@ -24,7 +24,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const error =
       exception instanceof NotFoundException
         ? this.unmatchedRoute(request)
-      : toApiError(exception, this.config.bodyLimitBytes);
+        : toApiError(exception, this.config.bodyLimitBytes);
     if (error.getStatus() >= 500) request.log.error({ err: exception }, 'request failed');
     if (reply.sent) return;
     reply

@@ -19,8 +19,8 @@ export class HealthController {
 
   /** The process can serve API requests (ReadinessCheck); otherwise 503. */
   @Get('ready')
-  // No Swagger documentation (the controller is excluded from the document): with it, terminus
-  // loads a second, unbundled @nestjs/swagger at start, which cost most of a second.
+  // The controller is not in the document, and terminus's own Swagger docs would load a second,
+  // unbundled @nestjs/swagger at start (docs/performance.md, cold start).
   @HealthCheck({ swaggerDocumentation: false, noCache: true })
   ready(): Promise<HealthCheckResult> {
     return this.readiness.check();

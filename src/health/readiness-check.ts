@@ -10,9 +10,8 @@ import { SqlRunner } from '../database/sql-runner.js';
 const DATABASE_PING_TIMEOUT_MS = 1_000;
 
 /**
- * Whether this instance can serve API requests: the database answers a read. Asked on the read
- * path (the read node, falling back to the primary), so while a crashed primary is being replaced
- * the instance stays in the balancer and keeps serving reads; writes meanwhile get their own 503
+ * Whether this instance can serve API requests: the database answers a read, on the read path, so
+ * while a crashed primary is replaced the instance stays in the balancer serving reads
  * (docs/deployment.md).
  */
 @Injectable()

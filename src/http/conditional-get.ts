@@ -15,11 +15,9 @@ import type { HttpRouteConfig } from './route-config.js';
 export const CACHEABLE_CACHE_CONTROL = 'private, no-cache';
 
 /**
- * The ETag of an answer: a pure function of its body and its Link header, the two parts of it that
- * change with the data (a full last page gains a `rel="next"` link when a pet is added, with the
- * same body). So every instance, on either engine, gives the same content the same ETag. Weak,
- * because it promises the same data, not the same bytes in every encoding. SHA-1 is a fast
- * fingerprint here, not a security measure: the content is what the client may read anyway.
+ * A pure function of the body and the Link header (a last page gains `rel="next"` with the same
+ * body), so every instance gives the same content the same tag. Weak: same data, not same bytes.
+ * SHA-1 as a fingerprint, not a security measure: the client may read the content anyway.
  */
 export function entityTagOf(body: string, link: string | undefined): string {
   const fingerprint = hash('sha1', link === undefined ? body : `${link}\n${body}`, 'base64url');
@@ -30,10 +28,8 @@ export function entityTagOf(body: string, link: string | undefined): string {
 const ENTITY_TAG = /(?:W\/)?("[\x21\x23-\x7e\x80-\xff]*")/y;
 
 /**
- * The entity tags of an If-None-Match value as their quoted opaque-tags, `*` for "any", or
- * undefined when the value is not valid (RFC 9110 §13.1.2: `"*" / #entity-tag`). Lists follow
- * §5.6.1: elements separated by commas with optional whitespace, empty elements allowed. A comma
- * inside quotes belongs to the tag.
+ * The entity tags of an If-None-Match value as quoted opaque-tags, `*`, or undefined when invalid
+ * (RFC 9110 §13.1.2; lists as §5.6.1, empty elements allowed; a quoted comma belongs to the tag).
  */
 export function parseIfNoneMatch(value: string): '*' | string[] | undefined {
   if (value.trim() === '*') return '*';
@@ -70,11 +66,9 @@ export function ifNoneMatchMatches(value: string | undefined, etag: string): boo
 }
 
 /**
- * Runs in `onSend`, after the other headers are set: gives a 200 of an `etag` route its ETag and
- * Cache-Control, and turns it into a 304 when If-None-Match matches. The 304 keeps every header of
- * the 200 except the representation's Content-Type, and has no body: the payload becomes null, so
- * Fastify sends no Content-Length either. A HEAD keeps its payload for Fastify's HEAD handler,
- * which sends none and sets Content-Length to the 200's, as RFC 9110 §8.6 allows.
+ * In `onSend`: gives a 200 of an `etag` route its ETag, and makes it a 304 when If-None-Match
+ * matches: the 200's headers but Content-Type, a null payload so no Content-Length either. A HEAD
+ * keeps its payload for Fastify's HEAD handler, which sends the 200's length (RFC 9110 §8.6).
  */
 export function answerConditionally(
   request: FastifyRequest,

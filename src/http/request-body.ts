@@ -6,10 +6,9 @@ import { ApiError, notJson } from '../errors/api-error.js';
 export const MAX_JSON_DEPTH = 32;
 
 /**
- * A body the parser could not accept. Fastify parses bodies before Nest's guard runs, so the error
- * is carried to the validation pipe instead of thrown: a client without a valid key gets 401 for a
- * bad body, never a 400 or 415: authentication runs before validation (docs/api-design.md,
- * "API keys").
+ * A body the parser refused. Fastify parses before Nest's guard runs, so the error is carried to
+ * the validation pipe rather than thrown: without a valid key a bad body still gets the 401
+ * (docs/api-design.md, "API keys").
  */
 export class RejectedBody {
   constructor(readonly error: ApiError) {}
@@ -25,10 +24,9 @@ export function registerBodyParsers(fastify: FastifyInstance): void {
 }
 
 /**
- * Plain JSON.parse (an own `__proto__` key stays a harmless data property; the validation pipe
- * rejects it by name). An empty body parses to undefined, which validation reports as missing.
- * JSON text is UTF-8 (RFC 8259 §8.1): other bytes are refused rather than stored as U+FFFD, and a
- * compressed body is refused rather than read as if it were not (RFC 9110 §15.5.16).
+ * Plain JSON.parse: an own `__proto__` stays a data property, which the pipe refuses by name. An
+ * empty body is undefined ("required"); non-UTF-8 (RFC 8259 §8.1) and compressed bodies
+ * (RFC 9110 §15.5.16) are refused rather than misread.
  */
 function parseJsonBody(
   request: FastifyRequest,

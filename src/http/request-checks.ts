@@ -2,11 +2,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 
 /**
- * What the HTTP layer refuses or repairs before any route sees a request (an `onRequest` hook).
- * HTTP/1.1 requires exactly one Host header, and no request may carry two (RFC 9112 §3.2). A
- * Content-Type that is not a media type at all counts as none, so the request still meets the key
- * check first, then our parsers (Fastify would refuse it with a 415 before anything else, even on
- * an unknown route).
+ * Refused or repaired before routing (`onRequest`): exactly one Host header (RFC 9112 §3.2); a
+ * Content-Type that is no media type counts as none, so the key check still comes first (Fastify
+ * would answer 415 before anything, even on an unknown route).
  */
 export function checkRequest(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
   if (!hasOneHostHeader(request)) {

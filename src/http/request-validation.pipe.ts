@@ -28,12 +28,9 @@ const VALIDATOR_OPTIONS: ValidatorOptions = {
 };
 
 /**
- * The one validation pipe (registered as APP_PIPE): a DTO class's class-validator rules, unknown
- * fields rejected by name, no implicit type coercion, and one 400 message naming every offending
- * field. It calls class-transformer and class-validator directly rather than through Nest's
- * ValidationPipe: our inputs are only ever parsed JSON or query strings, so none of that pipe's
- * generic steps apply, and they cost every request (see README, Performance). All our validators
- * are synchronous, so `validateSync` gives the same answer as `validate`.
+ * The one validation pipe (APP_PIPE): a DTO's class-validator rules, no coercion, and one 400 that
+ * names every offending field, unknown ones included, which Nest's ValidationPipe cannot word.
+ * Every validator of ours is synchronous, so `validateSync` answers as `validate` would.
  */
 @Injectable()
 export class RequestValidationPipe implements PipeTransform {

@@ -2,10 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type HttpRouteConfig } from './route-config.js';
 
 /**
- * Headers every response carries, whatever produced it (docs/api-design.md, "Response headers"):
- * no caching, no content sniffing, and the request id. A constant object, because the headers are
- * set on every response. A 200 or 304 of a route with an ETag replaces the Cache-Control
- * (conditional-get.ts).
+ * Headers every response carries, whatever produced it (docs/api-design.md, "Response headers");
+ * a 200 or 304 with an ETag replaces the Cache-Control (conditional-get.ts).
  */
 const FIXED_HYGIENE_HEADERS = {
   'cache-control': 'no-store',

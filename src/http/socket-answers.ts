@@ -5,10 +5,8 @@ import { ApiError } from '../errors/api-error.js';
 import { hygieneHeaders } from './response-headers.js';
 
 /**
- * Answers for what never becomes a Fastify request. Without these listeners Node answers an
- * unknown Expect with a bare 417 and drops a CONNECT without a word. An expectation other than
- * 100-continue is ignored (RFC 9110 §10.1.1 allows it), and a CONNECT is refused: this is not a
- * proxy.
+ * What never becomes a Fastify request, where Node would answer a bare 417 or drop the socket: an
+ * unknown Expect is ignored (RFC 9110 §10.1.1), a CONNECT refused (this is not a proxy).
  */
 export function answerExpectationsAndConnect(server: Server): void {
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
