@@ -1,5 +1,5 @@
 // Wire rules of the Animal Store API, hand-written: what the service gets from class-validator,
-// its validation pipe and src/common, with byte-identical messages. Each function returns the
+// its validation pipe and src/errors, with byte-identical messages. Each function returns the
 // error message (a string) or undefined when the input is acceptable.
 import { hash } from 'node:crypto';
 
@@ -18,7 +18,7 @@ const QUERY_STATUS_MUST = 'status must be one of available, pending, sold';
 const CURSOR_MUST = 'cursor must be a cursor taken from a Link rel="next" header';
 export const PET_ID_ERROR = `petId must be a decimal integer from 1 to ${MAX_ID}`;
 
-/** Status code and fixed meaning of every error code (src/common/error-codes.ts). */
+/** Status code and fixed meaning of every error code (src/errors/error-codes.ts). */
 export const ERROR_CODES = {
   VALIDATION_FAILED: {
     status: 400,
