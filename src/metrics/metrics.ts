@@ -6,6 +6,30 @@ const LATENCY_BUCKETS = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 ];
 
+/** The HELP text of each metric (docs/observability.md lists them with their labels). */
+const HELP = {
+  animal_store_http_request_duration_seconds:
+    'Time from the request arriving to the response being written, by operation.',
+  animal_store_http_requests_in_flight: 'Requests received and not yet answered.',
+  animal_store_http_errors_total: 'Error responses, by the code of their Error body.',
+  animal_store_rate_limited_requests_total:
+    'Requests refused with 429: `api_key` over its per-key budget, `auth_failures` from an address with too many failed authentications.',
+  animal_store_auth_failures_total:
+    'Requests refused with 401, by reason: missing, malformed, unknown, expired or revoked key.',
+  animal_store_idempotent_replays_total:
+    'createPet requests answered with the pet of an earlier request with the same Idempotency-Key.',
+  animal_store_db_query_duration_seconds:
+    'Time the database took per statement (the pets repository statements and the readiness ping), by statement and by server role.',
+  animal_store_db_read_fallbacks_total:
+    'Reads the primary answered because the read node (DATABASE_READ_URL) failed.',
+  animal_store_operation_sunset_timestamp_seconds:
+    'When a deprecated operation stops working (its Sunset header), in Unix seconds.',
+  animal_store_deprecated_calls_total:
+    'Calls of deprecated operations, by operation and API key name.',
+} as const;
+
+type MetricName = keyof typeof HELP;
+
 /**
  * The metrics the request path records into, in a registry of their own (several apps in one test
  * process never share one). Gauges read at scrape time belong to the module that has their data
@@ -16,76 +40,47 @@ const LATENCY_BUCKETS = [
 export class Metrics {
   readonly registry = new Registry();
 
-  readonly requestDuration = new Histogram({
-    name: 'animal_store_http_request_duration_seconds',
-    help: 'Time from the request arriving to the response being written, by operation.',
-    labelNames: ['operation', 'method', 'status_class'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-
-  readonly requestsInFlight = new Gauge({
-    name: 'animal_store_http_requests_in_flight',
-    help: 'Requests received and not yet answered.',
-    registers: [this.registry],
-  });
-
-  readonly errors = new Counter({
-    name: 'animal_store_http_errors_total',
-    help: 'Error responses, by the code of their Error body.',
-    labelNames: ['code'] as const,
-    registers: [this.registry],
-  });
-
-  readonly rateLimited = new Counter({
-    name: 'animal_store_rate_limited_requests_total',
-    help: 'Requests refused with 429: `api_key` over its per-key budget, `auth_failures` from an address with too many failed authentications.',
-    labelNames: ['limit'] as const,
-    registers: [this.registry],
-  });
-
-  readonly authFailures = new Counter({
-    name: 'animal_store_auth_failures_total',
-    help: 'Requests refused with 401, by reason: missing, malformed, unknown, expired or revoked key.',
-    labelNames: ['reason'] as const,
-    registers: [this.registry],
-  });
-
-  readonly idempotentReplays = new Counter({
-    name: 'animal_store_idempotent_replays_total',
-    help: 'createPet requests answered with the pet of an earlier request with the same Idempotency-Key.',
-    registers: [this.registry],
-  });
-
-  readonly databaseQueryDuration = new Histogram({
-    name: 'animal_store_db_query_duration_seconds',
-    help: 'Time the database took per statement (the pets repository statements and the readiness ping), by statement and by server role.',
-    labelNames: ['operation', 'role'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-
-  readonly databaseReadFallbacks = new Counter({
-    name: 'animal_store_db_read_fallbacks_total',
-    help: 'Reads the primary answered because the read node (DATABASE_READ_URL) failed.',
-    registers: [this.registry],
-  });
-
-  readonly sunsets = new Gauge({
-    name: 'animal_store_operation_sunset_timestamp_seconds',
-    help: 'When a deprecated operation stops working (its Sunset header), in Unix seconds.',
-    labelNames: ['operation'] as const,
-    registers: [this.registry],
-  });
-
-  readonly deprecatedCalls = new Counter({
-    name: 'animal_store_deprecated_calls_total',
-    help: 'Calls of deprecated operations, by operation and API key name.',
-    labelNames: ['operation', 'api_key'] as const,
-    registers: [this.registry],
-  });
+  readonly requestDuration = this.histogram('animal_store_http_request_duration_seconds', [
+    'operation',
+    'method',
+    'status_class',
+  ]);
+  readonly requestsInFlight = this.gauge('animal_store_http_requests_in_flight');
+  readonly errors = this.counter('animal_store_http_errors_total', ['code']);
+  readonly rateLimited = this.counter('animal_store_rate_limited_requests_total', ['limit']);
+  readonly authFailures = this.counter('animal_store_auth_failures_total', ['reason']);
+  readonly idempotentReplays = this.counter('animal_store_idempotent_replays_total');
+  readonly databaseQueryDuration = this.histogram('animal_store_db_query_duration_seconds', [
+    'operation',
+    'role',
+  ]);
+  readonly databaseReadFallbacks = this.counter('animal_store_db_read_fallbacks_total');
+  readonly sunsets = this.gauge('animal_store_operation_sunset_timestamp_seconds', ['operation']);
+  readonly deprecatedCalls = this.counter('animal_store_deprecated_calls_total', [
+    'operation',
+    'api_key',
+  ]);
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  private counter<L extends string>(name: MetricName, labelNames: readonly L[] = []) {
+    return new Counter({ name, help: HELP[name], labelNames, registers: [this.registry] });
+  }
+
+  private gauge<L extends string>(name: MetricName, labelNames: readonly L[] = []) {
+    return new Gauge({ name, help: HELP[name], labelNames, registers: [this.registry] });
+  }
+
+  /** Both latency histograms share one set of buckets, so their quantiles compare. */
+  private histogram<L extends string>(name: MetricName, labelNames: readonly L[]) {
+    return new Histogram({
+      name,
+      help: HELP[name],
+      labelNames,
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
   }
 }
