@@ -13,7 +13,7 @@ declare module 'fastify' {
 }
 
 /** The `operation` label of a request no route matched. */
-export const UNMATCHED = 'unmatched';
+const UNMATCHED = 'unmatched';
 
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
 
