@@ -28,7 +28,7 @@ describe('OpenAPI document', () => {
     ]);
   });
 
-  it('has exactly the three operations of the seed, tagged animals, each requiring bearerAuth with its scope', () => {
+  it('has exactly the three operations of the seed, tagged animals, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item as Json).map(([method, op]): Json => ({ path, method, ...(op as Json) })),
     );
@@ -40,7 +40,9 @@ describe('OpenAPI document', () => {
     const scopes: Json = { listPets: 'pets:read', createPet: 'pets:write', getPet: 'pets:read' };
     for (const op of operations) {
       expect(op.tags).toEqual(['animals']);
-      expect(op.security).toEqual([{ bearerAuth: [scopes[op.operationId]] }]);
+      // OpenAPI 3.0 lists scopes in a requirement only for OAuth2 and OpenID Connect schemes.
+      expect(op.security).toEqual([{ bearerAuth: [] }]);
+      expect(op['x-required-scopes']).toEqual([scopes[op.operationId]]);
       expect(op.description).toMatch(
         new RegExp(`\\n\\nNeeds an API key with the scope \`${scopes[op.operationId]}\`\\.$`),
       );
