@@ -20,8 +20,12 @@ describe('OpenAPI document', () => {
     expect(rendered).toBe(readFileSync(OPENAPI_FILE, 'utf8'));
   });
 
-  it('has version 1.0.0 and the production and staging servers, both ending in /v1', () => {
+  it('has version 1.0.0, a proprietary license and the production and staging servers, both ending in /v1', () => {
     expect(doc.info.version).toBe('1.0.0');
+    expect(doc.info.license).toEqual({
+      name: 'Proprietary',
+      url: 'https://api.animal-store.example/license',
+    });
     expect(doc.servers).toEqual([
       { url: 'https://api.animal-store.example/v1', description: 'Production' },
       { url: 'https://staging.api.animal-store.example/v1', description: 'Staging' },
