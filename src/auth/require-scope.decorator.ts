@@ -1,6 +1,6 @@
 import { applyDecorators, SetMetadata, type ExecutionContext } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
-import { ApiSecurity } from '@nestjs/swagger';
+import { ApiExtension, ApiSecurity } from '@nestjs/swagger';
 import { ApiErrorResponses } from '../errors/api-error-responses.js';
 import type { Scope } from './scopes.js';
 
@@ -9,15 +9,21 @@ const REQUIRED_SCOPE_KEY = 'requiredScope';
 /** The security scheme every operation names (src/docs/openapi.ts). */
 export const BEARER_SCHEME = 'bearerAuth';
 
+/** The operation's field listing the scopes it needs (docs/api-design.md, "The OpenAPI document"). */
+export const SCOPES_EXTENSION = 'x-required-scopes';
+
 /**
  * Declares the scope an operation needs (docs/api-design.md, "API keys"). The API-key guard
- * enforces it; the OpenAPI document shows it in the operation's security requirement, and the 403
+ * enforces it; the OpenAPI document shows it in the operation's `x-required-scopes`, and the 403
  * a key without it gets.
  */
 export const RequireScope = (scope: Scope) =>
   applyDecorators(
     SetMetadata(REQUIRED_SCOPE_KEY, scope),
-    ApiSecurity(BEARER_SCHEME, [scope]),
+    // OpenAPI 3.0 keeps a security requirement's scope list for OAuth2 and OpenID Connect; for
+    // an http bearer scheme it must be empty, so the scope goes in an extension instead.
+    ApiSecurity(BEARER_SCHEME),
+    ApiExtension(SCOPES_EXTENSION, [scope]),
     ApiErrorResponses(403),
   );
 

@@ -20,15 +20,19 @@ describe('OpenAPI document', () => {
     expect(rendered).toBe(readFileSync(OPENAPI_FILE, 'utf8'));
   });
 
-  it('has version 1.0.0 and the production and staging servers, both ending in /v1', () => {
+  it('has version 1.0.0, a proprietary license and the production and staging servers, both ending in /v1', () => {
     expect(doc.info.version).toBe('1.0.0');
+    expect(doc.info.license).toEqual({
+      name: 'Proprietary',
+      url: 'https://api.animal-store.example/license',
+    });
     expect(doc.servers).toEqual([
       { url: 'https://api.animal-store.example/v1', description: 'Production' },
       { url: 'https://staging.api.animal-store.example/v1', description: 'Staging' },
     ]);
   });
 
-  it('has exactly the three operations of the seed, tagged animals, each requiring bearerAuth with its scope', () => {
+  it('has exactly the three operations of the seed, tagged animals, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item as Json).map(([method, op]): Json => ({ path, method, ...(op as Json) })),
     );
@@ -40,7 +44,9 @@ describe('OpenAPI document', () => {
     const scopes: Json = { listPets: 'pets:read', createPet: 'pets:write', getPet: 'pets:read' };
     for (const op of operations) {
       expect(op.tags).toEqual(['animals']);
-      expect(op.security).toEqual([{ bearerAuth: [scopes[op.operationId]] }]);
+      // OpenAPI 3.0 lists scopes in a requirement only for OAuth2 and OpenID Connect schemes.
+      expect(op.security).toEqual([{ bearerAuth: [] }]);
+      expect(op['x-required-scopes']).toEqual([scopes[op.operationId]]);
       expect(op.description).toMatch(
         new RegExp(`\\n\\nNeeds an API key with the scope \`${scopes[op.operationId]}\`\\.$`),
       );
