@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { LIMIT_WINDOW_MS } from '../config/app-config.js';
 
 /** Failed authentications from one address in its current one-minute window. */
 export interface FailureCount {
@@ -15,7 +16,6 @@ export interface AuthFailureCounters {
   close(): Promise<void>;
 }
 
-export const WINDOW_MS = 60_000;
 /** Bounds the memory an attacker cycling through addresses can make this process hold. */
 const MAX_COUNTED_ADDRESSES = 100_000;
 
@@ -44,7 +44,7 @@ export class InProcessFailureCounters implements AuthFailureCounters {
 
   private countOf(address: string, now: number): FailureCount {
     const window = this.windows.get(address);
-    if (!window || window.endsAt <= now) return { failures: 0, windowLeftMs: WINDOW_MS };
+    if (!window || window.endsAt <= now) return { failures: 0, windowLeftMs: LIMIT_WINDOW_MS };
     return { failures: window.failures, windowLeftMs: window.endsAt - now };
   }
 }
@@ -81,7 +81,7 @@ export class RedisFailureCounters implements AuthFailureCounters {
       ADD_SCRIPT,
       1,
       redisKey(address),
-      WINDOW_MS,
+      LIMIT_WINDOW_MS,
     )) as [number, number];
     return toCount(failures, ttl);
   }
@@ -98,5 +98,5 @@ function redisKey(address: string): string {
 
 /** PTTL is negative for a key without expiry or none at all: then no window is running. */
 function toCount(failures: number, ttl: number): FailureCount {
-  return ttl > 0 ? { failures, windowLeftMs: ttl } : { failures: 0, windowLeftMs: WINDOW_MS };
+  return ttl > 0 ? { failures, windowLeftMs: ttl } : { failures: 0, windowLeftMs: LIMIT_WINDOW_MS };
 }
