@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import { LIMIT_WINDOW_MS } from '../config/app-config.js';
 
 /** Failed authentications from one address in its current one-minute window. */
@@ -20,7 +21,9 @@ export interface AuthFailureCounters {
 const MAX_COUNTED_ADDRESSES = 100_000;
 
 export class InProcessFailureCounters implements AuthFailureCounters {
-  private readonly windows = new Map<string, { failures: number; endsAt: number }>();
+  private readonly windows = new LRUCache<string, { failures: number; endsAt: number }>({
+    max: MAX_COUNTED_ADDRESSES,
+  });
 
   read(address: string): Promise<FailureCount> {
     return Promise.resolve(this.countOf(address, Date.now()));
@@ -30,10 +33,6 @@ export class InProcessFailureCounters implements AuthFailureCounters {
     const now = Date.now();
     const { failures, windowLeftMs } = this.countOf(address, now);
     const window = { failures: failures + 1, endsAt: now + windowLeftMs };
-    this.windows.delete(address);
-    if (this.windows.size >= MAX_COUNTED_ADDRESSES) {
-      this.windows.delete(this.windows.keys().next().value!);
-    }
     this.windows.set(address, window);
     return Promise.resolve({ failures: window.failures, windowLeftMs });
   }
