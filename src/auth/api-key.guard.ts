@@ -5,11 +5,11 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError, INVALID_API_KEY_MESSAGE, unauthorized } from '../errors/api-error.js';
 import { Metrics } from '../metrics/metrics.js';
 import { AuthFailureLimiter } from './auth-failure-limiter.js';
-import { ApiKeysService } from './api-keys.service.js';
 import { API_KEY_STRATEGY } from './bearer.strategy.js';
 import { inSpan } from '../telemetry/tracing.js';
 import { principalOf } from './principal.js';
 import { isPublicRoute } from './public.decorator.js';
+import { RecentlyVerifiedKeys } from './recently-verified-keys.js';
 import { requiredScope } from './require-scope.decorator.js';
 
 const BEARER = /^Bearer (\S+)$/i;
@@ -23,7 +23,7 @@ const BEARER = /^Bearer (\S+)$/i;
 export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
   constructor(
     private readonly reflector: Reflector,
-    private readonly apiKeys: ApiKeysService,
+    private readonly recentKeys: RecentlyVerifiedKeys,
     private readonly failures: AuthFailureLimiter,
     @Optional() private readonly metrics?: Metrics,
   ) {
@@ -76,7 +76,7 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
 
   /**
    * A header without a Bearer token never reaches the key check, which counts its own refusals
-   * (ApiKeysService), so these two reasons are counted here.
+   * (ApiKeyVerifier), so these two reasons are counted here.
    */
   private countUncheckedRefusal(request: FastifyRequest): void {
     const header = request.headers.authorization;
@@ -87,7 +87,7 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
   /** A key this instance accepted lately skips the address limit, not the key check. */
   private carriesRecentlyVerifiedKey(request: FastifyRequest): boolean {
     const key = BEARER.exec(request.headers.authorization ?? '')?.[1];
-    return key !== undefined && this.apiKeys.wasVerifiedRecently(key);
+    return key !== undefined && this.recentKeys.includes(key);
   }
 }
 

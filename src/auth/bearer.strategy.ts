@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import type { IncomingMessage } from 'node:http';
 import { Strategy as BearerStrategy, type VerifyFunction } from 'passport-http-bearer';
-import { ApiKeysService } from './api-keys.service.js';
+import { ApiKeyVerifier } from './api-key-verifier.js';
 import type { ApiKeyPrincipal } from './principal.js';
 
 export const API_KEY_STRATEGY = 'api-key';
@@ -24,11 +24,11 @@ export class ApiKeyStrategy extends PassportStrategy(
   AuthorizationHeaderBearerStrategy,
   API_KEY_STRATEGY,
 ) {
-  constructor(private readonly apiKeys: ApiKeysService) {
+  constructor(private readonly verifier: ApiKeyVerifier) {
     super();
   }
 
   async validate(key: string): Promise<ApiKeyPrincipal | false> {
-    return (await this.apiKeys.authenticate(key)) ?? false;
+    return (await this.verifier.verify(key)) ?? false;
   }
 }

@@ -4,9 +4,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiKeyGuard } from '../../../src/auth/api-key.guard.js';
 import { Public } from '../../../src/auth/public.decorator.js';
 import { ApiError, WWW_AUTHENTICATE } from '../../../src/errors/api-error.js';
-import type { ApiKeysService } from '../../../src/auth/api-keys.service.js';
 import { loadConfig } from '../../../src/config/app-config.js';
 import { AuthFailureLimiter } from '../../../src/auth/auth-failure-limiter.js';
+import { RecentlyVerifiedKeys } from '../../../src/auth/recently-verified-keys.js';
 
 const httpContext = (headers: Record<string, string | undefined>) =>
   ({ switchToHttp: () => ({ getRequest: () => ({ headers }) }) }) as unknown as ExecutionContext;
@@ -38,7 +38,7 @@ describe('ApiKeyGuard', () => {
   // The failed-authentication limit is off here: the e2e tests prove it through the real app.
   const guard = new ApiKeyGuard(
     new Reflector(),
-    {} as ApiKeysService,
+    new RecentlyVerifiedKeys(),
     new AuthFailureLimiter(loadConfig({ AUTH_FAILURE_LIMIT_PER_MINUTE: '0' })),
   );
 
