@@ -70,7 +70,7 @@ describe.each(ENGINES)('the migration to API key scopes and expiry [%s]', (engin
   it('an existing key still authenticates, with both scopes', async () => {
     // The service's entity has the columns of the later migrations too: run them, then undo them,
     // so the next test finds the schema of this migration.
-    const current = await openDataSource(options);
+    const current = await openDataSource({ ...options, entities: [ApiKeyEntity] });
     try {
       const verifier = new ApiKeyVerifier(
         new ApiKeyLookup(current),
