@@ -1,7 +1,7 @@
 import { loadConfig, loadDotEnv } from '../config/app-config.js';
 import { dataSourceOptions, openDataSource } from '../database/data-source.js';
 import { ApiKeyEntity } from './api-key.entity.js';
-import { ApiKeysService, ApiKeySummary, type NewApiKeyOptions } from './api-keys.service.js';
+import { ApiKeyStore, type ApiKeySummary, type NewApiKeyOptions } from './api-key-store.js';
 import { formatScopes, parseScopes } from './scopes.js';
 
 const USAGE = `usage: npm run --silent apikey -- <command>
@@ -30,7 +30,7 @@ async function run(args: string[]): Promise<void> {
   loadDotEnv();
   const dataSource = await openDataSource(dataSourceOptions(loadConfig().database, [ApiKeyEntity]));
   try {
-    const apiKeys = new ApiKeysService(dataSource.getRepository(ApiKeyEntity), dataSource);
+    const apiKeys = new ApiKeyStore(dataSource.getRepository(ApiKeyEntity));
     if (command === 'create') {
       process.stdout.write(`${(await apiKeys.create(argument, createOptions)).key}\n`);
     } else if (command === 'list') {
@@ -70,7 +70,7 @@ function parseCreateOptions(options: string[]): NewApiKeyOptions {
   return parsed;
 }
 
-async function revoke(apiKeys: ApiKeysService, argument: string): Promise<void> {
+async function revoke(apiKeys: ApiKeyStore, argument: string): Promise<void> {
   const id = /^[1-9]\d{0,9}$/.test(argument) ? Number(argument) : NaN;
   if (Number.isNaN(id))
     throw new UsageError(`revoke: "${argument}" is not a key id (see: apikey list)`);

@@ -30,7 +30,7 @@ export class ApiKeyEntity {
   @Column({ name: 'expires_at', type: Date, nullable: true })
   expiresAt: Date | null;
 
-  /** When the key was last accepted, to within a minute (ApiKeysService.recordUse). */
+  /** When the key was last accepted, to within a minute (ApiKeyUsage). */
   @Column({ name: 'last_used_at', type: Date, nullable: true })
   lastUsedAt: Date | null;
 

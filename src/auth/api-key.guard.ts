@@ -4,15 +4,16 @@ import { AuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, INVALID_API_KEY_MESSAGE, unauthorized } from '../errors/api-error.js';
 import { Metrics } from '../metrics/metrics.js';
-import { AuthFailureLimiter } from './auth-failure-limiter.js';
-import { ApiKeysService } from './api-keys.service.js';
-import { API_KEY_STRATEGY } from './bearer.strategy.js';
 import { inSpan } from '../telemetry/tracing.js';
-import { principalOf } from './principal.js';
+import { AuthFailureLimiter } from './auth-failure-limiter.js';
+import { bearerTokenOf, type BearerToken } from './bearer-token.js';
+import { API_KEY_STRATEGY } from './bearer.strategy.js';
+import { attachPrincipal, principalOf, type ApiKeyPrincipal } from './principal.js';
 import { isPublicRoute } from './public.decorator.js';
+import { RecentlyVerifiedKeys } from './recently-verified-keys.js';
 import { requiredScope } from './require-scope.decorator.js';
 
-const BEARER = /^Bearer (\S+)$/i;
+const MISSING_API_KEY_MESSAGE = 'Missing API key: send it as "Authorization: Bearer <API_KEY>"';
 
 /**
  * Default-deny: every route needs a valid API key unless it is marked `@Public()`, and the scope
@@ -23,7 +24,7 @@ const BEARER = /^Bearer (\S+)$/i;
 export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
   constructor(
     private readonly reflector: Reflector,
-    private readonly apiKeys: ApiKeysService,
+    private readonly recentKeys: RecentlyVerifiedKeys,
     private readonly failures: AuthFailureLimiter,
     @Optional() private readonly metrics?: Metrics,
   ) {
@@ -32,7 +33,7 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     if (isPublicRoute(this.reflector, context)) return true;
-    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    const request = requestOf(context);
     await inSpan('ApiKeyGuard', {}, () => this.authenticate(request, context));
     const scope = requiredScope(this.reflector, context);
     if (scope !== undefined && !principalOf(request).scopes.includes(scope)) {
@@ -41,31 +42,39 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
     return true;
   }
 
-  override handleRequest<T>(
+  /**
+   * What Passport is shown of the request: the Authorization header alone, so that
+   * passport-http-bearer never takes a key from the query string or the body (docs/api-design.md,
+   * "API keys").
+   */
+  override getRequest(context: ExecutionContext): { headers: { authorization?: string } } {
+    return { headers: { authorization: requestOf(context).headers.authorization } };
+  }
+
+  /** Passport's verdict on a token; the owner goes on the request, not on the view Passport saw. */
+  override handleRequest<T extends ApiKeyPrincipal>(
     error: Error | null,
     principal: T | false,
     _info: unknown,
     context: ExecutionContext,
   ): T {
     if (error) throw error;
-    if (!principal) {
-      const request = context.switchToHttp().getRequest<FastifyRequest>();
-      this.countUncheckedRefusal(request);
-      throw missingOrInvalidKey(request);
-    }
+    if (!principal) throw unauthorized(INVALID_API_KEY_MESSAGE);
+    attachPrincipal(requestOf(context), principal);
     return principal;
   }
 
-  /** Passport's check, behind the failed-authentication limit of the client's address. */
+  /** The key check, behind the failed-authentication limit of the client's address. */
   private async authenticate(request: FastifyRequest, context: ExecutionContext): Promise<void> {
-    if (!this.failures.enabled || this.carriesRecentlyVerifiedKey(request)) {
-      await super.canActivate(context);
-      return;
+    const bearer = bearerTokenOf(request.headers.authorization);
+    // A key this instance accepted lately skips the address limit, not the key check.
+    if (!this.failures.enabled || ('token' in bearer && this.recentKeys.includes(bearer.token))) {
+      return this.checkKey(bearer, context);
     }
     const address = this.failures.clientAddress(request);
     await this.failures.refuseIfOverLimit(address);
     try {
-      await super.canActivate(context);
+      await this.checkKey(bearer, context);
     } catch (error) {
       if (error instanceof ApiError && error.code === 'UNAUTHORIZED') {
         await this.failures.recordFailure(address);
@@ -75,24 +84,21 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
   }
 
   /**
-   * A header without a Bearer token never reaches the key check, which counts its own refusals
-   * (ApiKeysService), so these two reasons are counted here.
+   * A token goes to Passport, whose verifier counts its own refusals; a request without one is
+   * refused here and counted by its reason.
    */
-  private countUncheckedRefusal(request: FastifyRequest): void {
-    const header = request.headers.authorization;
-    if (header === undefined) this.metrics?.authFailures.inc({ reason: 'missing' });
-    else if (!BEARER.test(header)) this.metrics?.authFailures.inc({ reason: 'malformed' });
-  }
-
-  /** A key this instance accepted lately skips the address limit, not the key check. */
-  private carriesRecentlyVerifiedKey(request: FastifyRequest): boolean {
-    const key = BEARER.exec(request.headers.authorization ?? '')?.[1];
-    return key !== undefined && this.apiKeys.wasVerifiedRecently(key);
+  private async checkKey(bearer: BearerToken, context: ExecutionContext): Promise<void> {
+    if ('token' in bearer) {
+      await super.canActivate(context);
+      return;
+    }
+    this.metrics?.authFailures.inc({ reason: bearer.refusal });
+    throw unauthorized(
+      bearer.refusal === 'missing' ? MISSING_API_KEY_MESSAGE : INVALID_API_KEY_MESSAGE,
+    );
   }
 }
 
-function missingOrInvalidKey(request: FastifyRequest): ApiError {
-  return request.headers.authorization === undefined
-    ? unauthorized('Missing API key: send it as "Authorization: Bearer <API_KEY>"')
-    : unauthorized(INVALID_API_KEY_MESSAGE);
+function requestOf(context: ExecutionContext): FastifyRequest {
+  return context.switchToHttp().getRequest<FastifyRequest>();
 }

@@ -6,6 +6,9 @@ import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
  */
 const KEY_PATTERN = /^pets_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$/;
 
+/** The most keys each in-memory map of an instance holds: bounds what a flood of keys costs it. */
+export const MAX_REMEMBERED_KEYS = 10_000;
+
 export interface GeneratedApiKey {
   key: string;
   prefix: string;

@@ -1,4 +1,6 @@
 import { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
+import { LIMIT_WINDOW_MS } from '../config/app-config.js';
 
 /** Failed authentications from one address in its current one-minute window. */
 export interface FailureCount {
@@ -15,12 +17,13 @@ export interface AuthFailureCounters {
   close(): Promise<void>;
 }
 
-export const WINDOW_MS = 60_000;
 /** Bounds the memory an attacker cycling through addresses can make this process hold. */
 const MAX_COUNTED_ADDRESSES = 100_000;
 
 export class InProcessFailureCounters implements AuthFailureCounters {
-  private readonly windows = new Map<string, { failures: number; endsAt: number }>();
+  private readonly windows = new LRUCache<string, { failures: number; endsAt: number }>({
+    max: MAX_COUNTED_ADDRESSES,
+  });
 
   read(address: string): Promise<FailureCount> {
     return Promise.resolve(this.countOf(address, Date.now()));
@@ -30,10 +33,6 @@ export class InProcessFailureCounters implements AuthFailureCounters {
     const now = Date.now();
     const { failures, windowLeftMs } = this.countOf(address, now);
     const window = { failures: failures + 1, endsAt: now + windowLeftMs };
-    this.windows.delete(address);
-    if (this.windows.size >= MAX_COUNTED_ADDRESSES) {
-      this.windows.delete(this.windows.keys().next().value!);
-    }
     this.windows.set(address, window);
     return Promise.resolve({ failures: window.failures, windowLeftMs });
   }
@@ -44,7 +43,7 @@ export class InProcessFailureCounters implements AuthFailureCounters {
 
   private countOf(address: string, now: number): FailureCount {
     const window = this.windows.get(address);
-    if (!window || window.endsAt <= now) return { failures: 0, windowLeftMs: WINDOW_MS };
+    if (!window || window.endsAt <= now) return { failures: 0, windowLeftMs: LIMIT_WINDOW_MS };
     return { failures: window.failures, windowLeftMs: window.endsAt - now };
   }
 }
@@ -81,7 +80,7 @@ export class RedisFailureCounters implements AuthFailureCounters {
       ADD_SCRIPT,
       1,
       redisKey(address),
-      WINDOW_MS,
+      LIMIT_WINDOW_MS,
     )) as [number, number];
     return toCount(failures, ttl);
   }
@@ -98,5 +97,5 @@ function redisKey(address: string): string {
 
 /** PTTL is negative for a key without expiry or none at all: then no window is running. */
 function toCount(failures: number, ttl: number): FailureCount {
-  return ttl > 0 ? { failures, windowLeftMs: ttl } : { failures: 0, windowLeftMs: WINDOW_MS };
+  return ttl > 0 ? { failures, windowLeftMs: ttl } : { failures: 0, windowLeftMs: LIMIT_WINDOW_MS };
 }

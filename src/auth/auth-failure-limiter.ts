@@ -1,5 +1,6 @@
 import { Injectable, Logger, type OnModuleDestroy, Optional } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import { ApiError } from '../errors/api-error.js';
 import { AppConfig } from '../config/app-config.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -27,7 +28,7 @@ export class AuthFailureLimiter implements OnModuleDestroy {
    * Addresses known to be over the limit, and until when: a window over the limit stays so until
    * it ends, so a flood is refused from memory, without asking Redis per request.
    */
-  private readonly blockedUntil = new Map<string, number>();
+  private readonly blockedUntil = new LRUCache<string, number>({ max: MAX_BLOCKED_ADDRESSES });
 
   constructor(
     config: AppConfig,
@@ -82,9 +83,6 @@ export class AuthFailureLimiter implements OnModuleDestroy {
   }
 
   private block(address: string, until: number): number {
-    if (this.blockedUntil.size >= MAX_BLOCKED_ADDRESSES) {
-      this.blockedUntil.delete(this.blockedUntil.keys().next().value!);
-    }
     this.blockedUntil.set(address, until);
     return until;
   }

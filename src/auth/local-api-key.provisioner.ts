@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
-import { ApiKeysService } from './api-keys.service.js';
+import { ApiKeyStore } from './api-key-store.js';
 
 /**
  * Makes the quick start usable: outside production, an empty key store (no key at all, revoked
@@ -13,7 +13,7 @@ export class LocalApiKeyProvisioner implements OnApplicationBootstrap {
 
   constructor(
     private readonly config: AppConfig,
-    private readonly apiKeys: ApiKeysService,
+    private readonly apiKeys: ApiKeyStore,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {

@@ -11,9 +11,16 @@ export interface ApiKeyPrincipal {
   scopes: readonly Scope[];
 }
 
-/** The key owner Passport attached to the request, if the guard accepted a key for it. */
+type WithPrincipal = FastifyRequest & { user?: ApiKeyPrincipal };
+
+/** Puts the key owner the guard accepted on the request, for the handler and the guards after. */
+export function attachPrincipal(request: FastifyRequest, principal: ApiKeyPrincipal): void {
+  (request as WithPrincipal).user = principal;
+}
+
+/** The key owner the guard attached to the request, if it accepted a key for it. */
 export function verifiedPrincipalOf(request: FastifyRequest): ApiKeyPrincipal | undefined {
-  return (request as FastifyRequest & { user?: ApiKeyPrincipal }).user;
+  return (request as WithPrincipal).user;
 }
 
 /** The key owner of a request behind the guard; only a public route has none. */

@@ -7,6 +7,12 @@ export type NodeEnv = (typeof NODE_ENVS)[number];
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/**
+ * The window of the per-minute limits, `RATE_LIMIT_PER_MINUTE` and `AUTH_FAILURE_LIMIT_PER_MINUTE`
+ * (docs/api-design.md, "Rate limits").
+ */
+export const LIMIT_WINDOW_MS = 60_000;
+
 export type DatabaseConfig =
   | { readonly type: 'sqlite'; readonly path: string }
   | {

@@ -10,7 +10,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import { ApiError } from '../errors/api-error.js';
 import type { FastifyRequest } from 'fastify';
-import { ApiKeysService } from '../auth/api-keys.service.js';
+import { ApiKeyUsage } from '../auth/api-key-usage.js';
 import { principalOf } from '../auth/principal.js';
 import { Metrics } from '../metrics/metrics.js';
 import { Clock } from '../time/clock.js';
@@ -59,7 +59,7 @@ export class SunsetGuard implements CanActivate {
   constructor(
     private readonly clock: Clock,
     private readonly reflector: Reflector,
-    private readonly apiKeys: ApiKeysService,
+    private readonly keyUsage: ApiKeyUsage,
     @Optional() private readonly metrics?: Metrics,
   ) {}
 
@@ -67,7 +67,7 @@ export class SunsetGuard implements CanActivate {
     const deprecation = this.reflector.get<Deprecation>(DEPRECATION, context.getHandler());
     // Who still calls it, for `apikey list` and the metric (docs/observability.md, "Deprecation").
     const principal = principalOf(context.switchToHttp().getRequest<FastifyRequest>());
-    this.apiKeys.recordDeprecatedCall(principal.id);
+    this.keyUsage.recordDeprecatedCall(principal.id);
     this.metrics?.deprecatedCalls.inc({
       operation: deprecation.operationId,
       api_key: principal.name,

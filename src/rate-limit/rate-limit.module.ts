@@ -1,11 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
-import type { AppConfig } from '../config/app-config.js';
+import { LIMIT_WINDOW_MS, type AppConfig } from '../config/app-config.js';
 import { ApiKeyThrottlerGuard } from './api-key-throttler.guard.js';
 import { RedisRateLimitStorage } from './redis-rate-limit.storage.js';
-
-const WINDOW_MS = 60_000;
 
 /**
  * Per-key rate limits (docs/api-design.md, "Rate limits"). Counters live in Redis when REDIS_URL
@@ -19,7 +17,7 @@ export class RateLimitModule {
       module: RateLimitModule,
       imports: [
         ThrottlerModule.forRoot({
-          throttlers: [{ ttl: WINDOW_MS, limit: config.rateLimitPerMinute }],
+          throttlers: [{ ttl: LIMIT_WINDOW_MS, limit: config.rateLimitPerMinute }],
           storage: config.redisUrl ? new RedisRateLimitStorage(config.redisUrl) : undefined,
         }),
       ],

@@ -2,7 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LightMyRequestResponse as Response } from 'fastify';
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiKeysService } from '../../src/auth/api-keys.service.js';
+import { ApiKeyStore } from '../../src/auth/api-key-store.js';
 import { apiClient } from '../support/http-client.js';
 import { runApiKeyCli, startServer, type ServerProcess } from '../support/processes.js';
 import { startSecondInstance, startTestApp, type TestApp } from '../support/test-app.js';
@@ -65,7 +65,7 @@ describe.each(ENGINES)('failed-authentication limit per client address [%s]', (e
 
   it('refuses before any key lookup: a valid key this instance has not verified is refused too', async () => {
     const address = freshAddress();
-    const { key } = await t.app.get(ApiKeysService).create('new-on-this-instance');
+    const { key } = await t.app.get(ApiKeyStore).create('new-on-this-instance');
     await exhaust(address);
     expectLimited(await send(t.app, address, `Bearer ${key}`));
   });
@@ -78,7 +78,7 @@ describe.each(ENGINES)('failed-authentication limit per client address [%s]', (e
 
   it('lets a key this instance verified lately through from a blocked address, and the other addresses', async () => {
     const address = freshAddress();
-    const { key } = await t.app.get(ApiKeysService).create('working-client');
+    const { key } = await t.app.get(ApiKeyStore).create('working-client');
     expect((await send(t.app, freshAddress(), `Bearer ${key}`)).statusCode).toBe(200);
     await exhaust(address);
     expectLimited(await send(t.app, address, MADE_UP_KEY));
@@ -91,7 +91,7 @@ describe.each(ENGINES)('failed-authentication limit per client address [%s]', (e
 
   it('still applies revocation to a key that passes the blocked address', async () => {
     const address = freshAddress();
-    const keys = t.app.get(ApiKeysService);
+    const keys = t.app.get(ApiKeyStore);
     const { key, summary } = await keys.create('revoked-while-blocked');
     expect((await send(t.app, address, `Bearer ${key}`)).statusCode).toBe(200);
     await exhaust(address);

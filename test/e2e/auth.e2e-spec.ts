@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { EntityManager } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiKeyEntity } from '../../src/auth/api-key.entity.js';
-import { ApiKeysService } from '../../src/auth/api-keys.service.js';
+import { ApiKeyStore } from '../../src/auth/api-key-store.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
@@ -101,7 +101,7 @@ describe.each(ENGINES)('authentication [%s]', (engine) => {
   });
 
   it('stores only the prefix and SHA-256 of a key, never the key', async () => {
-    const { key, summary } = await t.app.get(ApiKeysService).create('hashed-at-rest');
+    const { key, summary } = await t.app.get(ApiKeyStore).create('hashed-at-rest');
     const [row] = await t.dataSource.query(`SELECT * FROM api_keys WHERE id = ${summary.id}`);
 
     expect(row.key_hash).toBe(createHash('sha256').update(key).digest('hex'));
@@ -110,7 +110,7 @@ describe.each(ENGINES)('authentication [%s]', (engine) => {
   });
 
   it('refuses a revoked key within 5 seconds', async () => {
-    const apiKeys = t.app.get(ApiKeysService);
+    const apiKeys = t.app.get(ApiKeyStore);
     const { key, summary } = await apiKeys.create('to-revoke');
     expect((await t.request('GET', '/v1/pets', { key })).statusCode).toBe(200);
 
@@ -126,7 +126,7 @@ describe.each(ENGINES)('authentication [%s]', (engine) => {
   });
 
   it('looks a key up once for all the requests that miss the cache together', async () => {
-    const { key } = await t.app.get(ApiKeysService).create('herd');
+    const { key } = await t.app.get(ApiKeyStore).create('herd');
     const findOneBy = vi.spyOn(EntityManager.prototype, 'findOneBy');
     try {
       const statuses = await Promise.all(
@@ -153,7 +153,7 @@ describe('first start with an empty key store', () => {
   it('creates one key named "local" outside production', async () => {
     const t = await startTestApp('sqlite', { NODE_ENV: 'development' });
     try {
-      const names = (await t.app.get(ApiKeysService).list()).map((key) => key.name);
+      const names = (await t.app.get(ApiKeyStore).list()).map((key) => key.name);
       expect(names).toEqual(['local', 'e2e']);
     } finally {
       await t.close();
@@ -169,12 +169,12 @@ describe('first start with an empty key store', () => {
     });
     try {
       const first = await createApp(config);
-      const [local] = await first.get(ApiKeysService).list();
-      await first.get(ApiKeysService).revoke(local.id);
+      const [local] = await first.get(ApiKeyStore).list();
+      await first.get(ApiKeyStore).revoke(local.id);
       await first.close();
 
       const second = await createApp(config);
-      const keys = await second.get(ApiKeysService).list();
+      const keys = await second.get(ApiKeyStore).list();
       await second.close();
       expect(keys.map(({ name, revokedAt }) => [name, revokedAt !== null])).toEqual([
         ['local', true],
@@ -187,7 +187,7 @@ describe('first start with an empty key store', () => {
   it('creates none in production', async () => {
     const t = await startTestApp('sqlite', { NODE_ENV: 'production' });
     try {
-      expect((await t.app.get(ApiKeysService).list()).map((key) => key.name)).toEqual(['e2e']);
+      expect((await t.app.get(ApiKeyStore).list()).map((key) => key.name)).toEqual(['e2e']);
     } finally {
       await t.close();
     }

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
-import { ApiKeysService } from '../../src/auth/api-keys.service.js';
+import { ApiKeyStore } from '../../src/auth/api-key-store.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../support/test-database.js';
@@ -21,7 +21,7 @@ describe.skipIf(!ENGINES.includes('postgres'))('replicas on one database [postgr
     });
     const replicas = await Promise.all([createApp(config), createApp(config), createApp(config)]);
     try {
-      const { key } = await replicas[0].get(ApiKeysService).create('replicas');
+      const { key } = await replicas[0].get(ApiKeyStore).create('replicas');
       const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 
       const created = await Promise.all(
@@ -81,7 +81,7 @@ describe.skipIf(!ENGINES.includes('postgres'))('database outage [postgres]', () 
       }),
     );
     try {
-      const { key } = await app.get(ApiKeysService).create('outage');
+      const { key } = await app.get(ApiKeyStore).create('outage');
       const headers = { authorization: `Bearer ${key}` };
       expect((await app.inject({ method: 'GET', url: '/v1/pets', headers })).statusCode).toBe(200);
 

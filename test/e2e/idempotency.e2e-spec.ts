@@ -1,7 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiKeysService } from '../../src/auth/api-keys.service.js';
+import { ApiKeyStore } from '../../src/auth/api-key-store.js';
 import { PetsService } from '../../src/pets/pets.service.js';
 import { startSecondInstance, startTestApp, type TestApp } from '../support/test-app.js';
 import { ENGINES } from '../support/test-database.js';
@@ -36,7 +36,7 @@ describe.each(ENGINES)('Idempotency-Key on createPet [%s]', (engine) => {
     const key = randomUUID();
     const before = Date.now();
     const pet = (await create(REX, key)).json();
-    const keyOwner = (await t.app.get(ApiKeysService).list()).find((k) => k.name === 'e2e')!;
+    const keyOwner = (await t.app.get(ApiKeyStore).list()).find((k) => k.name === 'e2e')!;
 
     const [claim, ...others] = await storedClaims();
     expect(others).toEqual([]);
@@ -114,7 +114,7 @@ describe.each(ENGINES)('Idempotency-Key on createPet [%s]', (engine) => {
   });
 
   it('scopes keys to the API key: another key owner gets a pet of their own', async () => {
-    const { key: otherApiKey } = await t.app.get(ApiKeysService).create('other-client');
+    const { key: otherApiKey } = await t.app.get(ApiKeyStore).create('other-client');
     const key = randomUUID();
     const mine = await create(REX, key);
     const theirs = await create({ ...REX, name: 'Max' }, key, otherApiKey);

@@ -1,7 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LightMyRequestResponse as Response } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiKeysService } from '../../src/auth/api-keys.service.js';
+import { ApiKeyStore } from '../../src/auth/api-key-store.js';
 import { startSecondInstance, startTestApp, type TestApp } from '../support/test-app.js';
 import { ENGINES } from '../support/test-database.js';
 
@@ -41,7 +41,7 @@ describe.each(ENGINES)('rate limits per API key [%s]', (engine) => {
   afterAll(() => t?.close());
 
   it('counts every operation against one budget and answers 429 past it, storing nothing', async () => {
-    const { key } = await t.app.get(ApiKeysService).create('budget');
+    const { key } = await t.app.get(ApiKeyStore).create('budget');
     const list = await t.request('GET', '/v1/pets', { key });
     expect(list.statusCode).toBe(200);
     expectBudget(list, LIMIT, 2);
@@ -66,7 +66,7 @@ describe.each(ENGINES)('rate limits per API key [%s]', (engine) => {
   });
 
   it('gives each key its own budget', async () => {
-    const keys = t.app.get(ApiKeysService);
+    const keys = t.app.get(ApiKeyStore);
     const { key: first } = await keys.create('first');
     const { key: second } = await keys.create('second');
     for (let i = 0; i < LIMIT; i++) await t.request('GET', '/v1/pets', { key: first });
@@ -77,7 +77,7 @@ describe.each(ENGINES)('rate limits per API key [%s]', (engine) => {
   });
 
   it('does not count or limit requests refused for their key, and adds no budget headers to them', async () => {
-    const { key } = await t.app.get(ApiKeysService).create('after-401s');
+    const { key } = await t.app.get(ApiKeyStore).create('after-401s');
     for (let i = 0; i < LIMIT + 2; i++) {
       const refused = await t.request('GET', '/v1/pets', { key: null });
       expect(refused.statusCode).toBe(401);

@@ -3,7 +3,7 @@ import { Test } from '@nestjs/testing';
 import type { InjectOptions, LightMyRequestResponse as Response } from 'fastify';
 import { DataSource } from 'typeorm';
 import { createApp, type NestAppFactory } from '../../src/app.js';
-import { ApiKeysService } from '../../src/auth/api-keys.service.js';
+import { ApiKeyStore } from '../../src/auth/api-key-store.js';
 import { Clock } from '../../src/time/clock.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import { createTestDatabase, type Engine } from './test-database.js';
@@ -74,7 +74,7 @@ export async function startTestApp(
     ...env,
   });
   const app = await createApp(config, undefined, clock && withClock(clock));
-  const { key } = await app.get(ApiKeysService).create('e2e');
+  const { key } = await app.get(ApiKeyStore).create('e2e');
   return {
     app,
     dataSource: app.get(DataSource),

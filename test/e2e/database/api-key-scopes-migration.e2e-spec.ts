@@ -1,7 +1,10 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeyEntity } from '../../../src/auth/api-key.entity.js';
-import { ApiKeysService } from '../../../src/auth/api-keys.service.js';
+import { ApiKeyLookup } from '../../../src/auth/api-key-lookup.js';
+import { ApiKeyUsage } from '../../../src/auth/api-key-usage.js';
+import { ApiKeyVerifier } from '../../../src/auth/api-key-verifier.js';
+import { RecentlyVerifiedKeys } from '../../../src/auth/recently-verified-keys.js';
 import { loadConfig } from '../../../src/config/app-config.js';
 import { dataSourceOptions, openDataSource } from '../../../src/database/data-source.js';
 import { InitialSchema1795219200000 } from '../../../src/database/migrations/1795219200000-initial-schema.js';
@@ -67,10 +70,14 @@ describe.each(ENGINES)('the migration to API key scopes and expiry [%s]', (engin
   it('an existing key still authenticates, with both scopes', async () => {
     // The service's entity has the columns of the later migrations too: run them, then undo them,
     // so the next test finds the schema of this migration.
-    const current = await openDataSource(options);
+    const current = await openDataSource({ ...options, entities: [ApiKeyEntity] });
     try {
-      const keys = new ApiKeysService(current.getRepository(ApiKeyEntity), current);
-      expect(await keys.authenticate(OLD_KEY)).toEqual({
+      const verifier = new ApiKeyVerifier(
+        new ApiKeyLookup(current),
+        new ApiKeyUsage(current.getRepository(ApiKeyEntity)),
+        new RecentlyVerifiedKeys(),
+      );
+      expect(await verifier.verify(OLD_KEY)).toEqual({
         id: 1,
         name: 'old',
         prefix: 'aaaaaaaaaaaa',

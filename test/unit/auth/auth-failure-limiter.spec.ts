@@ -29,6 +29,17 @@ describe('InProcessFailureCounters', () => {
     expect(await counters.read('a')).toEqual({ failures: 0, windowLeftMs: 60_000 });
     expect(await counters.add('a')).toEqual({ failures: 1, windowLeftMs: 60_000 });
   });
+
+  it('forgets the least recently counted address once 100,000 are counted', async () => {
+    const counters = new InProcessFailureCounters();
+    await counters.add('first');
+    await counters.add('second');
+    await counters.add('first');
+    for (let i = 0; i < 99_998; i++) await counters.add(`10.0.${i >> 8}.${i & 255}`);
+    await counters.add('one more');
+    expect((await counters.read('second')).failures).toBe(0);
+    expect((await counters.read('first')).failures).toBe(2);
+  });
 });
 
 describe('AuthFailureLimiter', () => {

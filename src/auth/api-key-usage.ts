@@ -1,0 +1,48 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { LRUCache } from 'lru-cache';
+import { Repository } from 'typeorm';
+import { ApiKeyEntity } from './api-key.entity.js';
+import { MAX_REMEMBERED_KEYS } from './api-key.js';
+
+/** At most one write per key per minute per instance, for each of the two columns. */
+const RECORD_RESOLUTION_MS = 60_000;
+
+type UsageColumn = 'lastUsedAt' | 'lastDeprecatedCallAt';
+
+/**
+ * Notes when a key was last used and last called a deprecated operation, for `apikey list`,
+ * without a write per request: at most one per key per minute on this instance, never waited
+ * for, so the request neither pays for it nor waits out a database timeout. A failed write is
+ * logged; the next minute's write catches up.
+ */
+@Injectable()
+export class ApiKeyUsage {
+  private readonly logger = new Logger('ApiKeys');
+  /** By column, then by key id: when this instance last wrote it. */
+  private readonly recordedAt: Record<UsageColumn, LRUCache<number, number>> = {
+    lastUsedAt: new LRUCache({ max: MAX_REMEMBERED_KEYS }),
+    lastDeprecatedCallAt: new LRUCache({ max: MAX_REMEMBERED_KEYS }),
+  };
+
+  constructor(@InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>) {}
+
+  /** The key with this id was just accepted. */
+  recordUse(id: number, now = Date.now()): void {
+    this.record('lastUsedAt', id, now);
+  }
+
+  /** The key with this id just called a deprecated operation. */
+  recordDeprecatedCall(id: number): void {
+    this.record('lastDeprecatedCallAt', id, Date.now());
+  }
+
+  private record(column: UsageColumn, id: number, now: number): void {
+    const last = this.recordedAt[column].get(id);
+    if (last !== undefined && now - last < RECORD_RESOLUTION_MS) return;
+    this.recordedAt[column].set(id, now);
+    this.keys.update({ id }, { [column]: new Date(now) }).catch((error: unknown) => {
+      this.logger.warn(`${column} of key ${id} not recorded: ${(error as Error).message}`);
+    });
+  }
+}

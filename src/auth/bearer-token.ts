@@ -1,0 +1,12 @@
+/** The scheme in any case, one space, the token (RFC 6750, section 2.1). */
+const BEARER = /^Bearer (\S+)$/i;
+
+/** A request's bearer token, or why it has none: no Authorization header, or another form. */
+export type BearerToken = { token: string } | { refusal: 'missing' | 'malformed' };
+
+/** Reads the one place a key may travel: the Authorization header (docs/api-design.md, "API keys"). */
+export function bearerTokenOf(authorization: string | undefined): BearerToken {
+  if (authorization === undefined) return { refusal: 'missing' };
+  const token = BEARER.exec(authorization)?.[1];
+  return token === undefined ? { refusal: 'malformed' } : { token };
+}
