@@ -2,7 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { dataSourceOptions, openDataSource, sqliteConnectionOf } from './data-source.js';
+import { dataSourceOptions, openDataSource } from './data-source.js';
 import { PostgresSqlRunner } from './postgres-sql-runner.js';
 import { SqlRunner } from './sql-runner.js';
 import { SqliteSqlRunner } from './sqlite-sql-runner.js';
@@ -40,7 +40,7 @@ function instrumented(
       inject: [DataSource, { token: Metrics, optional: true }],
       useFactory: (dataSource: DataSource, metrics?: Metrics): SqlRunner => {
         if (dataSource.options.type !== 'postgres')
-          return instrumented(new SqliteSqlRunner(sqliteConnectionOf(dataSource)), metrics);
+          return instrumented(new SqliteSqlRunner(dataSource), metrics);
         const runner = new PostgresSqlRunner(dataSource, () =>
           metrics?.databaseReadFallbacks.inc(),
         );

@@ -19,7 +19,6 @@ export function statementName(sql: string): string {
  * names are a bounded label and their text is safe in a span: values never appear.
  */
 export class ObservedSqlRunner extends SqlRunner {
-  readonly engine: SqlRunner['engine'];
   private readonly names = new Map<string, string>();
 
   constructor(
@@ -27,8 +26,7 @@ export class ObservedSqlRunner extends SqlRunner {
     private readonly metrics: Metrics | undefined,
     private readonly readRole: DatabaseRole,
   ) {
-    super();
-    this.engine = inner.engine;
+    super(inner.driver);
   }
 
   read(sql: string, params: unknown[]): Promise<Row[]> {
@@ -94,6 +92,6 @@ export class ObservedSqlRunner extends SqlRunner {
   }
 
   private system(): string {
-    return this.engine === 'postgres' ? 'postgresql' : 'sqlite';
+    return this.driver.options.type === 'postgres' ? 'postgresql' : 'sqlite';
   }
 }

@@ -1,4 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
+import type { DataSource } from 'typeorm';
+import { sqliteConnectionOf } from './data-source.js';
 import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
 
 /**
@@ -16,13 +18,14 @@ import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
  * IMMEDIATE waits for it up to the busy timeout).
  */
 export class SqliteSqlRunner extends SqlRunner {
-  readonly engine = 'sqlite';
+  private readonly connection: Database;
   private readonly statements = new Map<string, PreparedStatement>();
   /** Settles when the open transaction ends; undefined while none is open. */
   private openTransaction?: Promise<void>;
 
-  constructor(private readonly connection: Database) {
-    super();
+  constructor(dataSource: DataSource) {
+    super(dataSource.driver);
+    this.connection = sqliteConnectionOf(dataSource);
   }
 
   read(sql: string, params: unknown[]): Promise<Row[]> {
