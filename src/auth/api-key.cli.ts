@@ -1,5 +1,6 @@
 import { loadConfig, loadDotEnv } from '../config/app-config.js';
 import { dataSourceOptions, openDataSource } from '../database/data-source.js';
+import { parseCanonicalDecimal } from '../http/canonical-decimal.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { ApiKeysService, ApiKeySummary, type NewApiKeyOptions } from './api-keys.service.js';
 import { formatScopes, parseScopes } from './scopes.js';
@@ -71,7 +72,7 @@ function parseCreateOptions(options: string[]): NewApiKeyOptions {
 }
 
 async function revoke(apiKeys: ApiKeysService, argument: string): Promise<void> {
-  const id = /^[1-9]\d{0,9}$/.test(argument) ? Number(argument) : NaN;
+  const id = parseCanonicalDecimal(argument) ?? NaN;
   if (Number.isNaN(id))
     throw new UsageError(`revoke: "${argument}" is not a key id (see: apikey list)`);
   const revoked = await apiKeys.revoke(id);

@@ -21,7 +21,7 @@ import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
 import { RespondsWithPet, RespondsWithPets } from './dto/pet-response.schema.js';
-import { MAX_ID } from './dto/field-rules.js';
+import { MAX_ID } from '../http/canonical-decimal.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENCY_KEY_MAX_LENGTH,

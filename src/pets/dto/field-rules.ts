@@ -1,8 +1,6 @@
 import type { TransformFnParams } from 'class-transformer';
 import { ValidateBy, type ValidationArguments, type ValidationOptions } from 'class-validator';
-
-/** Largest integer a JSON client can carry exactly: the upper bound of every int64 id. */
-export const MAX_ID = Number.MAX_SAFE_INTEGER;
+import { parseCanonicalDecimal } from '../../http/canonical-decimal.js';
 
 /**
  * One message per field whichever constraint fails, so a 400 always names the field and what was
@@ -20,17 +18,6 @@ export function expecting(
       return `${field} must be ${expectation}`;
     },
   };
-}
-
-/**
- * A positive integer as written in a URL (an id, a page size, the id in a cursor): decimal digits
- * with no sign, fraction, exponent or leading zero, and no more digits than MAX_ID has.
- */
-const CANONICAL_DECIMAL = /^[1-9]\d{0,15}$/;
-
-/** The number a canonical decimal stands for; undefined for any other text. */
-export function parseCanonicalDecimal(text: string): number | undefined {
-  return CANONICAL_DECIMAL.test(text) ? Number(text) : undefined;
 }
 
 /**

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsIn, IsInt, Max, Min, ValidateIf } from 'class-validator';
 import { PET_STATUSES, type PetStatus } from '../pet-status.js';
-import { expecting, IsPetName, MAX_ID } from './field-rules.js';
+import { MAX_ID } from '../../http/canonical-decimal.js';
+import { expecting, IsPetName } from './field-rules.js';
 import { CATEGORY_ID_PROPERTY, NAME_PROPERTY, STATUS_PROPERTY } from './pet-properties.js';
 
 const NAME = expecting(

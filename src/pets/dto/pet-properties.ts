@@ -1,6 +1,6 @@
 import type { ApiPropertyOptions } from '@nestjs/swagger';
 import { PET_STATUSES } from '../pet-status.js';
-import { MAX_ID } from './field-rules.js';
+import { MAX_ID } from '../../http/canonical-decimal.js';
 
 /** Documentation of the fields NewPet and Pet share, written once. */
 export const NAME_PROPERTY: ApiPropertyOptions = {

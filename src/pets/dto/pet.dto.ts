@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import type { PetStatus } from '../pet-status.js';
-import { MAX_ID } from './field-rules.js';
+import { MAX_ID } from '../../http/canonical-decimal.js';
 import { CATEGORY_ID_PROPERTY, NAME_PROPERTY, STATUS_PROPERTY } from './pet-properties.js';
 
 @ApiSchema({
