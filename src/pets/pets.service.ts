@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
-import { ApiError, notFound } from '../errors/api-error.js';
+import { ApiError, IDEMPOTENCY_KEY_REUSED_MESSAGE, notFound } from '../errors/api-error.js';
 import { DEFAULT_PAGE_SIZE, ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
@@ -82,10 +82,7 @@ export class PetsService {
         continue;
       }
       if (earlier.requestHash !== requestHash) {
-        throw new ApiError(
-          'IDEMPOTENCY_KEY_REUSED',
-          'This Idempotency-Key was already used with a different request body',
-        );
+        throw new ApiError('IDEMPOTENCY_KEY_REUSED', IDEMPOTENCY_KEY_REUSED_MESSAGE);
       }
       return { pet: toPetDto(earlier.pet), replayed: true };
     }
