@@ -21,7 +21,7 @@ import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
 import { RespondsWithPet, RespondsWithPets } from './dto/pet-response.schema.js';
-import { MAX_ID } from '../http/canonical-decimal.js';
+import { ID_SCHEMA } from './dto/pet-properties.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENCY_KEY_MAX_LENGTH,
@@ -185,7 +185,7 @@ export class PetsController {
   @ApiParam({
     name: 'petId',
     description: 'The identifier of the animal.',
-    schema: { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_ID, example: 42 },
+    schema: { ...ID_SCHEMA, example: 42 },
   })
   getPet(@Param('petId', ParsePetIdPipe) petId: number): Promise<PetDto> {
     return this.pets.get(petId);

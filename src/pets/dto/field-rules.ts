@@ -29,8 +29,11 @@ export function decimalInteger({ value }: TransformFnParams): unknown {
   return parseCanonicalDecimal(value) ?? value;
 }
 
+/** The most characters (code points) a pet name may have. */
+export const PET_NAME_MAX_LENGTH = 255;
+
 /**
- * A pet name (docs/api-design.md, "Validation"): 1-255 characters (code points), not only
+ * A pet name (docs/api-design.md, "Validation"): 1 to PET_NAME_MAX_LENGTH code points, not only
  * whitespace, and storable exactly as sent on both engines (PostgreSQL text cannot hold U+0000,
  * and an unpaired surrogate is not Unicode text at all).
  */
@@ -43,7 +46,7 @@ export function isPetName(value: unknown): boolean {
   ) {
     return false;
   }
-  return [...value].length <= 255;
+  return [...value].length <= PET_NAME_MAX_LENGTH;
 }
 
 export function IsPetName(options: ValidationOptions): PropertyDecorator {
