@@ -10,6 +10,7 @@ import { Metrics } from '../metrics/metrics.js';
 import { type DatabaseRole, ObservedSqlRunner } from './observed-sql-runner.js';
 import { isTracingOn } from '../telemetry/tracing.js';
 import { PoolGauge } from './pool.gauge.js';
+import { hasReadNode } from './read-node.js';
 
 /** The engine's runner as it is, unless metrics or traces want each statement observed. */
 function instrumented(
@@ -44,11 +45,7 @@ function instrumented(
         const runner = new PostgresSqlRunner(dataSource, () =>
           metrics?.databaseReadFallbacks.inc(),
         );
-        return instrumented(
-          runner,
-          metrics,
-          dataSource.options.replication ? 'replica' : 'primary',
-        );
+        return instrumented(runner, metrics, hasReadNode(dataSource) ? 'replica' : 'primary');
       },
     },
   ],
