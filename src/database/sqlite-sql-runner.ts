@@ -13,9 +13,9 @@ import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
  * is open would run inside that transaction: it would read rows that may still be rolled back, and
  * a rollback would undo its write after it was acknowledged. So while a transaction is open, every
  * other statement and transaction waits for it to end; otherwise a statement runs at once (each is
- * synchronous in better-sqlite3). A queue for every statement cost about 30 % of getPet's
- * throughput. Another process on the same file is kept out by SQLite's own file lock (BEGIN
- * IMMEDIATE waits for it up to the busy timeout).
+ * synchronous in better-sqlite3), because a queue for every statement slowed every read
+ * (docs/performance.md, "Redesign"). Another process on the same file is kept out by SQLite's own
+ * file lock (BEGIN IMMEDIATE waits for it up to the busy timeout).
  */
 export class SqliteSqlRunner extends SqlRunner {
   private readonly connection: Database;
@@ -82,8 +82,8 @@ interface PreparedStatement {
 
 /**
  * Statements that return rows run in raw mode (arrays), and the rows are built here: better-sqlite3
- * builds each row object through V8's C++ API, which took about a quarter longer for a page of 21
- * pets than these plain assignments (docs/performance.md).
+ * builds each row object through V8's C++ API, which is slower than these plain assignments
+ * (docs/performance.md).
  */
 function prepare(connection: Database, sql: string): PreparedStatement {
   const statement = connection.prepare<unknown[], unknown[]>(sql);
