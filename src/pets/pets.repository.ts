@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type Row, SqlRunner } from '../database/sql-runner.js';
+import { type Row, SqlRunner, type Statement } from '../database/sql-runner.js';
 import type { IdempotencyKeyEntity } from './idempotency-key.entity.js';
 import type { PetEntity } from './pet.entity.js';
 import type { PetStatus } from './pet-status.js';
@@ -78,22 +78,19 @@ export class PetsRepository {
   }
 
   async findPage({ afterId, status, limit }: PetPageQuery): Promise<PetEntity[]> {
-    const { page, pageWithStatus } = this.sql;
     const rows = status
-      ? await this.db.read(pageWithStatus.text, pageWithStatus.values({ status, afterId, limit }))
-      : await this.db.read(page.text, page.values({ afterId, limit }));
+      ? await this.read(this.sql.pageWithStatus, { status, afterId, limit })
+      : await this.read(this.sql.page, { afterId, limit });
     return rows.map(toPetEntity);
   }
 
   async findById(id: number): Promise<PetEntity | null> {
-    const { byId } = this.sql;
-    const [row] = await this.db.read(byId.text, byId.values({ id }));
+    const [row] = await this.read(this.sql.byId, { id });
     return row ? toPetEntity(row) : null;
   }
 
   async insert(pet: NewPetRow): Promise<PetEntity> {
-    const { insert } = this.sql;
-    const [row] = await this.db.write(insert.text, insert.values(pet));
+    const [row] = await this.write(this.sql.insert, pet);
     return { ...pet, id: Number(row.id) };
   }
 
@@ -124,8 +121,7 @@ export class PetsRepository {
 
   /** Read from the primary: the claim may have been committed a moment ago by another instance. */
   async findClaimedPet(apiKeyId: number, key: string): Promise<ClaimedPet | undefined> {
-    const { claimedPet } = this.sql;
-    const [row] = await this.db.write(claimedPet.text, claimedPet.values({ apiKeyId, key }));
+    const [row] = await this.write(this.sql.claimedPet, { apiKeyId, key });
     if (!row) return undefined;
     return {
       pet: toPetEntity(row),
@@ -136,19 +132,19 @@ export class PetsRepository {
 
   /** Frees one key if it expired at or before `now`; the pet stays. */
   async deleteExpiredClaim(apiKeyId: number, key: string, now: Date): Promise<void> {
-    const { deleteExpiredClaim } = this.sql;
-    await this.db.write(
-      deleteExpiredClaim.text,
-      deleteExpiredClaim.values({ apiKeyId, key, now: now.toISOString() }),
-    );
+    await this.write(this.sql.deleteExpiredClaim, { apiKeyId, key, now: now.toISOString() });
   }
 
   async deleteExpiredClaims(now: Date): Promise<void> {
-    const { deleteExpiredClaims } = this.sql;
-    await this.db.write(
-      deleteExpiredClaims.text,
-      deleteExpiredClaims.values({ now: now.toISOString() }),
-    );
+    await this.write(this.sql.deleteExpiredClaims, { now: now.toISOString() });
+  }
+
+  private read<P>(statement: Statement<P>, parameters: P): Promise<Row[]> {
+    return this.db.read(statement.text, statement.values(parameters));
+  }
+
+  private write<P>(statement: Statement<P>, parameters: P): Promise<Row[]> {
+    return this.db.write(statement.text, statement.values(parameters));
   }
 }
 
