@@ -1,5 +1,6 @@
 import { loadConfig, loadDotEnv } from '../config/app-config.js';
 import { dataSourceOptions, openDataSource } from '../database/data-source.js';
+import { parseCanonicalDecimal } from '../http/canonical-decimal.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { ApiKeyStore, type ApiKeySummary, type NewApiKeyOptions } from './api-key-store.js';
 import { formatScopes, parseScopes } from './scopes.js';
@@ -14,6 +15,7 @@ const USAGE = `usage: npm run --silent apikey -- <command>
 class UsageError extends Error {}
 
 const MAX_EXPIRY_DAYS = 3650;
+const MAX_KEY_ID = 2_147_483_647;
 
 async function run(args: string[]): Promise<void> {
   const [command, argument, ...options] = args;
@@ -71,8 +73,9 @@ function parseCreateOptions(options: string[]): NewApiKeyOptions {
 }
 
 async function revoke(apiKeys: ApiKeyStore, argument: string): Promise<void> {
-  const id = /^[1-9]\d{0,9}$/.test(argument) ? Number(argument) : NaN;
-  if (Number.isNaN(id))
+  const id = parseCanonicalDecimal(argument) ?? NaN;
+  // api_keys.id is a 32-bit serial (src/database/migrations): a larger number names no key.
+  if (Number.isNaN(id) || id > MAX_KEY_ID)
     throw new UsageError(`revoke: "${argument}" is not a key id (see: apikey list)`);
   const revoked = await apiKeys.revoke(id);
   if (!revoked) throw new Error(`revoke: no key with id ${id}`);

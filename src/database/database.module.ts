@@ -2,7 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { dataSourceOptions, openDataSource, sqliteConnectionOf } from './data-source.js';
+import { dataSourceOptions, openDataSource } from './data-source.js';
 import { PostgresSqlRunner } from './postgres-sql-runner.js';
 import { SqlRunner } from './sql-runner.js';
 import { SqliteSqlRunner } from './sqlite-sql-runner.js';
@@ -10,6 +10,7 @@ import { Metrics } from '../metrics/metrics.js';
 import { type DatabaseRole, ObservedSqlRunner } from './observed-sql-runner.js';
 import { isTracingOn } from '../telemetry/tracing.js';
 import { PoolGauge } from './pool.gauge.js';
+import { hasReadNode } from './read-node.js';
 
 /** The engine's runner as it is, unless metrics or traces want each statement observed. */
 function instrumented(
@@ -40,15 +41,11 @@ function instrumented(
       inject: [DataSource, { token: Metrics, optional: true }],
       useFactory: (dataSource: DataSource, metrics?: Metrics): SqlRunner => {
         if (dataSource.options.type !== 'postgres')
-          return instrumented(new SqliteSqlRunner(sqliteConnectionOf(dataSource)), metrics);
+          return instrumented(new SqliteSqlRunner(dataSource), metrics);
         const runner = new PostgresSqlRunner(dataSource, () =>
           metrics?.databaseReadFallbacks.inc(),
         );
-        return instrumented(
-          runner,
-          metrics,
-          dataSource.options.replication ? 'replica' : 'primary',
-        );
+        return instrumented(runner, metrics, hasReadNode(dataSource) ? 'replica' : 'primary');
       },
     },
   ],

@@ -18,7 +18,6 @@ export function statementName(sql: string): string {
  * label and their text holds no values.
  */
 export class ObservedSqlRunner extends SqlRunner {
-  readonly engine: SqlRunner['engine'];
   private readonly names = new Map<string, string>();
 
   constructor(
@@ -26,8 +25,7 @@ export class ObservedSqlRunner extends SqlRunner {
     private readonly metrics: Metrics | undefined,
     private readonly readRole: DatabaseRole,
   ) {
-    super();
-    this.engine = inner.engine;
+    super(inner.driver);
   }
 
   read(sql: string, params: unknown[]): Promise<Row[]> {
@@ -93,6 +91,6 @@ export class ObservedSqlRunner extends SqlRunner {
   }
 
   private system(): string {
-    return this.engine === 'postgres' ? 'postgresql' : 'sqlite';
+    return this.driver.options.type === 'postgres' ? 'postgresql' : 'sqlite';
   }
 }

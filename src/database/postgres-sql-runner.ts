@@ -15,7 +15,6 @@ import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
  * "PostgreSQL against a reference"). TypeORM's query logger still hears of each statement.
  */
 export class PostgresSqlRunner extends SqlRunner {
-  readonly engine = 'postgres';
   private readonly statementNames = new Map<string, string>();
 
   /** `onReadFallback` hears of each read the primary answered because the read node failed. */
@@ -23,7 +22,7 @@ export class PostgresSqlRunner extends SqlRunner {
     private readonly dataSource: DataSource,
     private readonly onReadFallback: () => void = () => {},
   ) {
-    super();
+    super(dataSource.driver);
   }
 
   /** On the read node when there is one, falling back to the primary (read-node.ts). */

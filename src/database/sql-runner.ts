@@ -1,9 +1,36 @@
+import type { Driver } from 'typeorm';
+
 /** A row as the driver returns it, keyed by column name or alias. */
 export type Row = Record<string, unknown>;
 
 /** Runs statements inside one transaction: all of them commit, or none. */
 export interface SqlTransaction {
   query(sql: string, params: unknown[]): Promise<Row[]>;
+}
+
+/**
+ * A statement written once with `:name` parameters, in one engine's dialect: `text` has that
+ * engine's placeholders and never changes, so the engine prepares it once; `values` lists a call's
+ * parameters in the order those placeholders take them.
+ */
+export interface Statement<P> {
+  readonly text: string;
+  readonly values: (parameters: P) => unknown[];
+}
+
+/** A `:name` parameter; the second colon of a PostgreSQL cast (`::text`) starts none. */
+const PARAMETER = /(?<!:):(\w+)/g;
+
+/**
+ * `sql` in the dialect of TypeORM's `driver`, which writes the placeholders and lists the values
+ * in their order (PostgreSQL numbers each name once, SQLite takes a `?` per occurrence). Each name
+ * is given as its own value, so that list is the order of the names: a real number would be
+ * written into SQLite's text as a literal, and the text would change with every call.
+ */
+export function inDialect<P extends object>(driver: Driver, sql: string): Statement<P> {
+  const names = Object.fromEntries([...sql.matchAll(PARAMETER)].map(([, name]) => [name, name]));
+  const [text, order] = driver.escapeQueryWithParameters(sql, names) as [string, (keyof P)[]];
+  return { text, values: (parameters) => order.map((name) => parameters[name]) };
 }
 
 /**
@@ -14,8 +41,13 @@ export interface SqlTransaction {
  * Only a SELECT's or a RETURNING clause's rows are meaningful results; callers ignore the rest.
  */
 export abstract class SqlRunner {
-  /** Which dialect the SQL must be written in: PostgreSQL numbers its placeholders, SQLite does not. */
-  abstract readonly engine: 'postgres' | 'sqlite';
+  /** `driver`: TypeORM's driver of the engine that runs the statements. */
+  constructor(readonly driver: Driver) {}
+
+  /** `sql`, written with `:name` parameters, in this engine's dialect: build it once, at start. */
+  statement<P extends object>(sql: string): Statement<P> {
+    return inDialect(this.driver, sql);
+  }
 
   /** A statement that only reads committed data: a read replica may answer it when one is set up. */
   abstract read(sql: string, params: unknown[]): Promise<Row[]>;

@@ -1,4 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
+import type { DataSource } from 'typeorm';
+import { sqliteConnectionOf } from './data-source.js';
 import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
 
 /**
@@ -11,18 +13,19 @@ import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
  * is open would run inside that transaction: it would read rows that may still be rolled back, and
  * a rollback would undo its write after it was acknowledged. So while a transaction is open, every
  * other statement and transaction waits for it to end; otherwise a statement runs at once (each is
- * synchronous in better-sqlite3). A queue for every statement cost about 30 % of getPet's
- * throughput. Another process on the same file is kept out by SQLite's own file lock (BEGIN
- * IMMEDIATE waits for it up to the busy timeout).
+ * synchronous in better-sqlite3), because a queue for every statement slowed every read
+ * (docs/performance.md, "Redesign"). Another process on the same file is kept out by SQLite's own
+ * file lock (BEGIN IMMEDIATE waits for it up to the busy timeout).
  */
 export class SqliteSqlRunner extends SqlRunner {
-  readonly engine = 'sqlite';
+  private readonly connection: Database;
   private readonly statements = new Map<string, PreparedStatement>();
   /** Settles when the open transaction ends; undefined while none is open. */
   private openTransaction?: Promise<void>;
 
-  constructor(private readonly connection: Database) {
-    super();
+  constructor(dataSource: DataSource) {
+    super(dataSource.driver);
+    this.connection = sqliteConnectionOf(dataSource);
   }
 
   read(sql: string, params: unknown[]): Promise<Row[]> {
@@ -79,8 +82,8 @@ interface PreparedStatement {
 
 /**
  * Statements that return rows run in raw mode (arrays), and the rows are built here: better-sqlite3
- * builds each row object through V8's C++ API, which took about a quarter longer for a page of 21
- * pets than these plain assignments (docs/performance.md).
+ * builds each row object through V8's C++ API, which is slower than these plain assignments
+ * (docs/performance.md).
  */
 function prepare(connection: Database, sql: string): PreparedStatement {
   const statement = connection.prepare<unknown[], unknown[]>(sql);

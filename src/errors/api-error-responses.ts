@@ -2,6 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import {
   DATABASE_UNAVAILABLE_MESSAGE,
+  IDEMPOTENCY_KEY_REUSED_MESSAGE,
   INTERNAL_ERROR_MESSAGE,
   INVALID_API_KEY_MESSAGE,
   NOT_JSON_MESSAGE,
@@ -20,7 +21,7 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   GONE: 'This operation was removed; the message names its replacement',
   PAYLOAD_TOO_LARGE: 'Request body exceeds 16384 bytes',
   UNSUPPORTED_MEDIA_TYPE: NOT_JSON_MESSAGE,
-  IDEMPOTENCY_KEY_REUSED: 'This Idempotency-Key was already used with a different request body',
+  IDEMPOTENCY_KEY_REUSED: IDEMPOTENCY_KEY_REUSED_MESSAGE,
   RATE_LIMITED: 'Rate limit of 600 requests per minute exceeded; retry in 42 s',
   INTERNAL_ERROR: INTERNAL_ERROR_MESSAGE,
   SERVICE_UNAVAILABLE: DATABASE_UNAVAILABLE_MESSAGE,

@@ -31,6 +31,8 @@ export const INVALID_API_KEY_MESSAGE = 'Invalid API key';
 export const NOT_JSON_MESSAGE = 'Content-Type must be application/json';
 export const DATABASE_UNAVAILABLE_MESSAGE = 'The database is unavailable; retry later';
 export const INTERNAL_ERROR_MESSAGE = 'Internal server error';
+export const IDEMPOTENCY_KEY_REUSED_MESSAGE =
+  'This Idempotency-Key was already used with a different request body';
 
 export const validationFailed = (message: string): ApiError =>
   new ApiError('VALIDATION_FAILED', message);

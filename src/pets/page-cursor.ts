@@ -1,4 +1,4 @@
-import { MAX_ID, parseCanonicalDecimal } from './dto/field-rules.js';
+import { parseCanonicalDecimal } from '../http/canonical-decimal.js';
 
 const PREFIX = 'after:';
 /** encodeCursor makes at most 30 base64url characters; anything else is refused undecoded. */
@@ -17,6 +17,6 @@ export function decodeCursor(cursor: string): number | undefined {
   const text = Buffer.from(cursor, 'base64url').toString('latin1');
   if (!text.startsWith(PREFIX)) return undefined;
   const lastId = parseCanonicalDecimal(text.slice(PREFIX.length));
-  if (lastId === undefined || lastId > MAX_ID) return undefined;
+  if (lastId === undefined) return undefined;
   return encodeCursor(lastId) === cursor ? lastId : undefined;
 }

@@ -1,6 +1,6 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
 import { validationFailed } from '../errors/api-error.js';
-import { MAX_ID, parseCanonicalDecimal } from './dto/field-rules.js';
+import { MAX_ID, parseCanonicalDecimal } from '../http/canonical-decimal.js';
 
 /**
  * The `petId` path segment as a number: a canonical decimal integer from 1 to MAX_ID, nothing else
@@ -11,7 +11,7 @@ import { MAX_ID, parseCanonicalDecimal } from './dto/field-rules.js';
 export class ParsePetIdPipe implements PipeTransform<string, number> {
   transform(value: string): number {
     const id = parseCanonicalDecimal(value);
-    if (id !== undefined && id <= MAX_ID) return id;
+    if (id !== undefined) return id;
     throw validationFailed(`petId must be a decimal integer from 1 to ${MAX_ID}`);
   }
 }

@@ -21,10 +21,12 @@ import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
 import { RespondsWithPet, RespondsWithPets } from './dto/pet-response.schema.js';
-import { MAX_ID } from './dto/field-rules.js';
+import { ID_SCHEMA } from './dto/pet-properties.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENCY_KEY_MAX_LENGTH,
+  IDEMPOTENCY_KEY_TTL_HOURS,
+  IDEMPOTENT_REPLAYED_HEADER,
   IdempotencyKey,
 } from './idempotency-key.js';
 import { GET_PET_DEPRECATION, PETS_PATH } from './get-pet-deprecation.js';
@@ -118,10 +120,10 @@ export class PetsController {
     name: IDEMPOTENCY_KEY_HEADER,
     required: false,
     description:
-      'Makes retries safe: for 24 hours, a repeat of this request with the same key and body ' +
-      'returns the first response and creates nothing; the same key with another body is a 422. ' +
-      'Keys are scoped to the API key. A new UUID per logical request is a good choice, e.g. ' +
-      '`5f0c6e1e-8d7b-4a7e-9d0a-3b1f2c4d5e6f`.',
+      `Makes retries safe: for ${IDEMPOTENCY_KEY_TTL_HOURS} hours, a repeat of this request with ` +
+      'the same key and body returns the first response and creates nothing; the same key with ' +
+      'another body is a 422. Keys are scoped to the API key. A new UUID per logical request is ' +
+      'a good choice, e.g. `5f0c6e1e-8d7b-4a7e-9d0a-3b1f2c4d5e6f`.',
     // No example value: Swagger UI would pre-fill it, and every reader's "Try it out" would then
     // share one key and get the first reader's pet back.
     schema: {
@@ -135,7 +137,7 @@ export class PetsController {
     description: 'The animal as stored, with its assigned id.',
     type: PetDto,
     headers: {
-      'Idempotent-Replayed': {
+      [IDEMPOTENT_REPLAYED_HEADER]: {
         description:
           '`true` when this is the stored response to an earlier request with the same Idempotency-Key.',
         schema: { type: 'string', enum: ['true'] },
@@ -152,7 +154,7 @@ export class PetsController {
   ): Promise<PetDto> {
     if (idempotencyKey === undefined) return this.pets.create(newPet);
     const { pet, replayed } = await this.pets.createOnce(newPet, principal.id, idempotencyKey);
-    if (replayed) reply.header('Idempotent-Replayed', 'true');
+    if (replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
     return pet;
   }
 
@@ -185,7 +187,7 @@ export class PetsController {
   @ApiParam({
     name: 'petId',
     description: 'The identifier of the animal.',
-    schema: { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_ID, example: 42 },
+    schema: { ...ID_SCHEMA, example: 42 },
   })
   getPet(@Param('petId', ParsePetIdPipe) petId: number): Promise<PetDto> {
     return this.pets.get(petId);

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type Row, SqlRunner } from '../database/sql-runner.js';
+import { type Row, SqlRunner, type Statement } from '../database/sql-runner.js';
 import type { IdempotencyKeyEntity } from './idempotency-key.entity.js';
 import type { PetEntity } from './pet.entity.js';
 import type { PetStatus } from './pet-status.js';
@@ -24,41 +24,46 @@ export interface ClaimedPet {
 const PET_COLUMNS = 'p.id, p.name, p.category_id, p.status';
 
 /**
- * The statements, once per dialect: PostgreSQL numbers its placeholders, SQLite takes them in
- * order. Each text is constant, so SQLite prepares it once and PostgreSQL caches its plan.
+ * The statements, each written once; the runner gives each its engine's placeholders once, here,
+ * so each text is constant: SQLite prepares it once and PostgreSQL caches its plan.
  */
-const STATEMENTS = {
-  postgres: {
-    page: `SELECT ${PET_COLUMNS} FROM pets p WHERE p.id > $1 ORDER BY p.id LIMIT $2`,
-    pageWithStatus: `SELECT ${PET_COLUMNS} FROM pets p
-      WHERE p.status = $1 AND p.id > $2 ORDER BY p.id LIMIT $3`,
-    byId: `SELECT ${PET_COLUMNS} FROM pets p WHERE p.id = $1`,
-    insert: 'INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id',
-    insertClaim: `INSERT INTO idempotency_keys (api_key_id, key, request_hash, pet_id, expires_at)
-      VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING pet_id`,
-    claimedPet: `SELECT ${PET_COLUMNS}, k.request_hash, k.expires_at
+function statements(db: SqlRunner) {
+  return {
+    page: db.statement<{ afterId: number; limit: number }>(
+      `SELECT ${PET_COLUMNS} FROM pets p WHERE p.id > :afterId ORDER BY p.id LIMIT :limit`,
+    ),
+    pageWithStatus: db.statement<{ status: PetStatus; afterId: number; limit: number }>(
+      `SELECT ${PET_COLUMNS} FROM pets p
+      WHERE p.status = :status AND p.id > :afterId ORDER BY p.id LIMIT :limit`,
+    ),
+    byId: db.statement<{ id: number }>(`SELECT ${PET_COLUMNS} FROM pets p WHERE p.id = :id`),
+    insert: db.statement<NewPetRow>(
+      'INSERT INTO pets (name, category_id, status) VALUES (:name, :categoryId, :status) RETURNING id',
+    ),
+    insertClaim: db.statement<{
+      apiKeyId: number;
+      key: string;
+      requestHash: string;
+      petId: number;
+      expiresAt: string;
+    }>(
+      `INSERT INTO idempotency_keys (api_key_id, key, request_hash, pet_id, expires_at)
+      VALUES (:apiKeyId, :key, :requestHash, :petId, :expiresAt) ON CONFLICT DO NOTHING RETURNING pet_id`,
+    ),
+    claimedPet: db.statement<{ apiKeyId: number; key: string }>(
+      `SELECT ${PET_COLUMNS}, k.request_hash, k.expires_at
       FROM idempotency_keys k JOIN pets p ON p.id = k.pet_id
-      WHERE k.api_key_id = $1 AND k.key = $2`,
-    deleteExpiredClaim: `DELETE FROM idempotency_keys
-      WHERE api_key_id = $1 AND key = $2 AND expires_at <= $3`,
-    deleteExpiredClaims: 'DELETE FROM idempotency_keys WHERE expires_at <= $1',
-  },
-  sqlite: {
-    page: `SELECT ${PET_COLUMNS} FROM pets p WHERE p.id > ? ORDER BY p.id LIMIT ?`,
-    pageWithStatus: `SELECT ${PET_COLUMNS} FROM pets p
-      WHERE p.status = ? AND p.id > ? ORDER BY p.id LIMIT ?`,
-    byId: `SELECT ${PET_COLUMNS} FROM pets p WHERE p.id = ?`,
-    insert: 'INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id',
-    insertClaim: `INSERT INTO idempotency_keys (api_key_id, key, request_hash, pet_id, expires_at)
-      VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING pet_id`,
-    claimedPet: `SELECT ${PET_COLUMNS}, k.request_hash, k.expires_at
-      FROM idempotency_keys k JOIN pets p ON p.id = k.pet_id
-      WHERE k.api_key_id = ? AND k.key = ?`,
-    deleteExpiredClaim: `DELETE FROM idempotency_keys
-      WHERE api_key_id = ? AND key = ? AND expires_at <= ?`,
-    deleteExpiredClaims: 'DELETE FROM idempotency_keys WHERE expires_at <= ?',
-  },
-} as const satisfies Record<SqlRunner['engine'], Record<string, string>>;
+      WHERE k.api_key_id = :apiKeyId AND k.key = :key`,
+    ),
+    deleteExpiredClaim: db.statement<{ apiKeyId: number; key: string; now: string }>(
+      `DELETE FROM idempotency_keys
+      WHERE api_key_id = :apiKeyId AND key = :key AND expires_at <= :now`,
+    ),
+    deleteExpiredClaims: db.statement<{ now: string }>(
+      'DELETE FROM idempotency_keys WHERE expires_at <= :now',
+    ),
+  };
+}
 
 /** Thrown inside the claim's transaction to roll the pet back when the key is already taken. */
 class ClaimTaken extends Error {}
@@ -66,26 +71,26 @@ class ClaimTaken extends Error {}
 /** All SQL on `pets` and `idempotency_keys`. */
 @Injectable()
 export class PetsRepository {
-  private readonly sql: (typeof STATEMENTS)[SqlRunner['engine']];
+  private readonly sql: ReturnType<typeof statements>;
 
   constructor(private readonly db: SqlRunner) {
-    this.sql = STATEMENTS[db.engine];
+    this.sql = statements(db);
   }
 
   async findPage({ afterId, status, limit }: PetPageQuery): Promise<PetEntity[]> {
     const rows = status
-      ? await this.db.read(this.sql.pageWithStatus, [status, afterId, limit])
-      : await this.db.read(this.sql.page, [afterId, limit]);
+      ? await this.read(this.sql.pageWithStatus, { status, afterId, limit })
+      : await this.read(this.sql.page, { afterId, limit });
     return rows.map(toPetEntity);
   }
 
   async findById(id: number): Promise<PetEntity | null> {
-    const [row] = await this.db.read(this.sql.byId, [id]);
+    const [row] = await this.read(this.sql.byId, { id });
     return row ? toPetEntity(row) : null;
   }
 
   async insert(pet: NewPetRow): Promise<PetEntity> {
-    const [row] = await this.db.write(this.sql.insert, [pet.name, pet.categoryId, pet.status]);
+    const [row] = await this.write(this.sql.insert, pet);
     return { ...pet, id: Number(row.id) };
   }
 
@@ -96,21 +101,15 @@ export class PetsRepository {
    * PostgreSQL a second insert of the same key waits for the first transaction to end).
    */
   async insertClaimed(pet: NewPetRow, claim: IdempotencyClaim): Promise<PetEntity | undefined> {
+    const { insert, insertClaim } = this.sql;
     try {
       return await this.db.transaction(async (transaction) => {
-        const [row] = await transaction.query(this.sql.insert, [
-          pet.name,
-          pet.categoryId,
-          pet.status,
-        ]);
+        const [row] = await transaction.query(insert.text, insert.values(pet));
         const id = Number(row.id);
-        const claimed = await transaction.query(this.sql.insertClaim, [
-          claim.apiKeyId,
-          claim.key,
-          claim.requestHash,
-          id,
-          claim.expiresAt.toISOString(),
-        ]);
+        const claimed = await transaction.query(
+          insertClaim.text,
+          insertClaim.values({ ...claim, petId: id, expiresAt: claim.expiresAt.toISOString() }),
+        );
         if (claimed.length === 0) throw new ClaimTaken();
         return { ...pet, id };
       });
@@ -122,7 +121,7 @@ export class PetsRepository {
 
   /** Read from the primary: the claim may have been committed a moment ago by another instance. */
   async findClaimedPet(apiKeyId: number, key: string): Promise<ClaimedPet | undefined> {
-    const [row] = await this.db.write(this.sql.claimedPet, [apiKeyId, key]);
+    const [row] = await this.write(this.sql.claimedPet, { apiKeyId, key });
     if (!row) return undefined;
     return {
       pet: toPetEntity(row),
@@ -133,11 +132,19 @@ export class PetsRepository {
 
   /** Frees one key if it expired at or before `now`; the pet stays. */
   async deleteExpiredClaim(apiKeyId: number, key: string, now: Date): Promise<void> {
-    await this.db.write(this.sql.deleteExpiredClaim, [apiKeyId, key, now.toISOString()]);
+    await this.write(this.sql.deleteExpiredClaim, { apiKeyId, key, now: now.toISOString() });
   }
 
   async deleteExpiredClaims(now: Date): Promise<void> {
-    await this.db.write(this.sql.deleteExpiredClaims, [now.toISOString()]);
+    await this.write(this.sql.deleteExpiredClaims, { now: now.toISOString() });
+  }
+
+  private read<P>(statement: Statement<P>, parameters: P): Promise<Row[]> {
+    return this.db.read(statement.text, statement.values(parameters));
+  }
+
+  private write<P>(statement: Statement<P>, parameters: P): Promise<Row[]> {
+    return this.db.write(statement.text, statement.values(parameters));
   }
 }
 

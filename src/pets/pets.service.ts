@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
-import { ApiError, notFound } from '../errors/api-error.js';
+import { ApiError, IDEMPOTENCY_KEY_REUSED_MESSAGE, notFound } from '../errors/api-error.js';
 import { DEFAULT_PAGE_SIZE, ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
@@ -21,7 +21,7 @@ export interface CreatedPet {
   replayed: boolean;
 }
 
-/** How often keys past their 24 hours are forgotten; a stale one is also freed when reused. */
+/** How often expired keys are forgotten; a stale one is also freed when reused. */
 const EXPIRED_KEY_SWEEP_MS = 60 * 60 * 1000;
 
 @Injectable()
@@ -61,7 +61,7 @@ export class PetsService {
   }
 
   /**
-   * Creates the pet once per (API key, Idempotency-Key) for 24 hours (docs/api-design.md,
+   * Creates the pet once per (API key, Idempotency-Key) while the key lasts (docs/api-design.md,
    * "Idempotency"): a retry with the same body gets the first pet back, with another body a 422.
    * A concurrent duplicate waits for the first one's transaction, then gets its pet.
    */
@@ -82,10 +82,7 @@ export class PetsService {
         continue;
       }
       if (earlier.requestHash !== requestHash) {
-        throw new ApiError(
-          'IDEMPOTENCY_KEY_REUSED',
-          'This Idempotency-Key was already used with a different request body',
-        );
+        throw new ApiError('IDEMPOTENCY_KEY_REUSED', IDEMPOTENCY_KEY_REUSED_MESSAGE);
       }
       return { pet: toPetDto(earlier.pet), replayed: true };
     }

@@ -1,8 +1,6 @@
 import type { TransformFnParams } from 'class-transformer';
 import { ValidateBy, type ValidationArguments, type ValidationOptions } from 'class-validator';
-
-/** Largest integer a JSON client can carry exactly: the upper bound of every int64 id. */
-export const MAX_ID = Number.MAX_SAFE_INTEGER;
+import { parseCanonicalDecimal } from '../../http/canonical-decimal.js';
 
 /**
  * One message per field whichever constraint fails, so a 400 always names the field and what was
@@ -23,17 +21,6 @@ export function expecting(
 }
 
 /**
- * A positive integer as written in a URL (an id, a page size, the id in a cursor): decimal digits
- * with no sign, fraction, exponent or leading zero, and no more digits than MAX_ID has.
- */
-const CANONICAL_DECIMAL = /^[1-9]\d{0,15}$/;
-
-/** The number a canonical decimal stands for; undefined for any other text. */
-export function parseCanonicalDecimal(text: string): number | undefined {
-  return CANONICAL_DECIMAL.test(text) ? Number(text) : undefined;
-}
-
-/**
  * Query values arrive as strings: a canonical decimal becomes a number, anything else (zero, sign,
  * fraction, leading zero, repeated parameter) stays as it came, for the validators to reject.
  */
@@ -42,8 +29,11 @@ export function decimalInteger({ value }: TransformFnParams): unknown {
   return parseCanonicalDecimal(value) ?? value;
 }
 
+/** The most characters (code points) a pet name may have. */
+export const PET_NAME_MAX_LENGTH = 255;
+
 /**
- * A pet name (docs/api-design.md, "Validation"): 1-255 characters (code points), not only
+ * A pet name (docs/api-design.md, "Validation"): 1 to PET_NAME_MAX_LENGTH code points, not only
  * whitespace, and storable exactly as sent on both engines (PostgreSQL text cannot hold U+0000,
  * and an unpaired surrogate is not Unicode text at all).
  */
@@ -56,7 +46,7 @@ export function isPetName(value: unknown): boolean {
   ) {
     return false;
   }
-  return [...value].length <= 255;
+  return [...value].length <= PET_NAME_MAX_LENGTH;
 }
 
 export function IsPetName(options: ValidationOptions): PropertyDecorator {

@@ -2,14 +2,19 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, Max, Min, ValidateBy } from 'class-validator';
 import { decodeCursor } from '../page-cursor.js';
-import { PET_STATUSES, type PetStatus } from '../pet-status.js';
+import {
+  ONE_OF_PET_STATUSES,
+  PET_STATUS_SCHEMA,
+  PET_STATUSES,
+  type PetStatus,
+} from '../pet-status.js';
 import { decimalInteger, expecting } from './field-rules.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 
 const LIMIT = expecting('limit', `a decimal integer from 1 to ${MAX_PAGE_SIZE}`, 'query');
-const STATUS = expecting('status', `one of ${PET_STATUSES.join(', ')}`, 'query');
+const STATUS = expecting('status', ONE_OF_PET_STATUSES, 'query');
 const CURSOR = expecting('cursor', 'a cursor taken from a Link rel="next" header', 'query');
 
 export class ListPetsQueryDto {
@@ -30,8 +35,7 @@ export class ListPetsQueryDto {
 
   @ApiPropertyOptional({
     description: 'Restricts results to animals with that availability status.',
-    enum: PET_STATUSES,
-    enumName: 'PetStatus',
+    ...PET_STATUS_SCHEMA,
   })
   @IsOptional()
   @IsIn(PET_STATUSES, STATUS)

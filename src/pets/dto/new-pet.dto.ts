@@ -1,29 +1,30 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { IsIn, IsInt, Max, Min, ValidateIf } from 'class-validator';
-import { PET_STATUSES, type PetStatus } from '../pet-status.js';
-import { expecting, IsPetName, MAX_ID } from './field-rules.js';
-import { CATEGORY_ID_PROPERTY, NAME_PROPERTY, STATUS_PROPERTY } from './pet-properties.js';
+import { MAX_ID } from '../../http/canonical-decimal.js';
+import { ONE_OF_PET_STATUSES, PET_STATUSES, type PetStatus } from '../pet-status.js';
+import { expecting, IsPetName, PET_NAME_MAX_LENGTH } from './field-rules.js';
+import { PET_PROPERTIES } from './pet-properties.js';
 
 const NAME = expecting(
   'name',
-  'a string of 1 to 255 characters, not only whitespace, without U+0000',
+  `a string of 1 to ${PET_NAME_MAX_LENGTH} characters, not only whitespace, without U+0000`,
 );
 const CATEGORY_ID = expecting('categoryId', `a JSON integer from 1 to ${MAX_ID}`);
-const STATUS = expecting('status', `one of ${PET_STATUSES.join(', ')} (or absent)`);
+const STATUS = expecting('status', `${ONE_OF_PET_STATUSES} (or absent)`);
 
 @ApiSchema({ name: 'NewPet', description: 'An animal to add to the catalogue.' })
 export class NewPetDto {
-  @ApiProperty(NAME_PROPERTY)
+  @ApiProperty(PET_PROPERTIES.name)
   @IsPetName(NAME)
   name: string;
 
-  @ApiProperty(CATEGORY_ID_PROPERTY)
+  @ApiProperty(PET_PROPERTIES.categoryId)
   @IsInt(CATEGORY_ID)
   @Min(1, CATEGORY_ID)
   @Max(MAX_ID, CATEGORY_ID)
   categoryId: number;
 
-  @ApiPropertyOptional(STATUS_PROPERTY)
+  @ApiProperty(PET_PROPERTIES.status)
   // Absent is allowed, null is not: @IsOptional would let null through.
   @ValidateIf((_pet, value) => value !== undefined)
   @IsIn(PET_STATUSES, STATUS)

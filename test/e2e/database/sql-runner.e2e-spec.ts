@@ -1,12 +1,8 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  dataSourceOptions,
-  openDataSource,
-  sqliteConnectionOf,
-} from '../../../src/database/data-source.js';
+import { dataSourceOptions, openDataSource } from '../../../src/database/data-source.js';
 import { PostgresSqlRunner } from '../../../src/database/postgres-sql-runner.js';
-import type { SqlRunner } from '../../../src/database/sql-runner.js';
+import type { SqlRunner, Statement } from '../../../src/database/sql-runner.js';
 import { SqliteSqlRunner } from '../../../src/database/sqlite-sql-runner.js';
 import { loadConfig } from '../../../src/config/app-config.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../../support/test-database.js';
@@ -18,25 +14,21 @@ describe.each(ENGINES)('SqlRunner on its own engine [%s]', (engine) => {
   let database: TestDatabase;
   let dataSource: DataSource;
   let db: SqlRunner;
+  let insert: Statement<{ name: string }>;
   beforeAll(async () => {
     database = await createTestDatabase(engine);
     dataSource = await openDataSource(
       dataSourceOptions(loadConfig({ DATABASE_URL: database.url }).database),
     );
     db =
-      engine === 'postgres'
-        ? new PostgresSqlRunner(dataSource)
-        : new SqliteSqlRunner(sqliteConnectionOf(dataSource));
+      engine === 'postgres' ? new PostgresSqlRunner(dataSource) : new SqliteSqlRunner(dataSource);
+    insert = db.statement('INSERT INTO pets (name, category_id) VALUES (:name, 1) RETURNING id');
   });
   afterAll(async () => {
     await dataSource?.destroy();
     await database?.drop();
   });
 
-  const insert =
-    engine === 'postgres'
-      ? 'INSERT INTO pets (name, category_id) VALUES ($1, 1) RETURNING id'
-      : 'INSERT INTO pets (name, category_id) VALUES (?, 1) RETURNING id';
   const names = async () =>
     (await db.read('SELECT name FROM pets ORDER BY id', [])).map((row) => row.name);
 
@@ -45,8 +37,8 @@ describe.each(ENGINES)('SqlRunner on its own engine [%s]', (engine) => {
     const rolledBack = async (i: number) => {
       await db
         .transaction(async (transaction) => {
-          await transaction.query(insert, [`rolled back ${i}`]);
-          await transaction.query(insert, [`rolled back too ${i}`]);
+          await transaction.query(insert.text, insert.values({ name: `rolled back ${i}` }));
+          await transaction.query(insert.text, insert.values({ name: `rolled back too ${i}` }));
           throw new RollBack();
         })
         .catch((error: unknown) => {
@@ -55,7 +47,7 @@ describe.each(ENGINES)('SqlRunner on its own engine [%s]', (engine) => {
     };
     await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        i % 2 ? rolledBack(i) : db.write(insert, [`kept ${i}`]),
+        i % 2 ? rolledBack(i) : db.write(insert.text, insert.values({ name: `kept ${i}` })),
       ),
     );
 
@@ -67,8 +59,8 @@ describe.each(ENGINES)('SqlRunner on its own engine [%s]', (engine) => {
   it('commits every statement of a transaction together', async () => {
     await db.write('DELETE FROM pets', []);
     await db.transaction(async (transaction) => {
-      await transaction.query(insert, ['first']);
-      await transaction.query(insert, ['second']);
+      await transaction.query(insert.text, insert.values({ name: 'first' }));
+      await transaction.query(insert.text, insert.values({ name: 'second' }));
     });
     expect(await names()).toEqual(['first', 'second']);
   });
@@ -78,14 +70,20 @@ describe.each(ENGINES)('SqlRunner on its own engine [%s]', (engine) => {
     async () => {
       // Sequential statements take the same idle pooled connection, whose prepared statements
       // PostgreSQL lists in pg_prepared_statements.
-      const byName = 'SELECT name FROM pets WHERE name = $1';
-      expect(await db.read(byName, ['first'])).toEqual([{ name: 'first' }]);
-      expect(await db.read(byName, ['second'])).toEqual([{ name: 'second' }]);
+      const byName = db.statement<{ name: string }>('SELECT name FROM pets WHERE name = :name');
+      expect(await db.read(byName.text, byName.values({ name: 'first' }))).toEqual([
+        { name: 'first' },
+      ]);
+      expect(await db.read(byName.text, byName.values({ name: 'second' }))).toEqual([
+        { name: 'second' },
+      ]);
       const prepared = await db.read(
         'SELECT statement FROM pg_prepared_statements WHERE NOT from_sql',
         [],
       );
-      expect(prepared.map((row) => row.statement)).toContain(byName);
+      expect(prepared.map((row) => row.statement)).toContain(
+        'SELECT name FROM pets WHERE name = $1',
+      );
     },
   );
 });

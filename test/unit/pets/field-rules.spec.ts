@@ -1,12 +1,7 @@
 import type { TransformFnParams } from 'class-transformer';
 import type { ValidationArguments } from 'class-validator';
 import { describe, expect, it } from 'vitest';
-import {
-  decimalInteger,
-  expecting,
-  isPetName,
-  parseCanonicalDecimal,
-} from '../../../src/pets/dto/field-rules.js';
+import { decimalInteger, expecting, isPetName } from '../../../src/pets/dto/field-rules.js';
 
 describe('isPetName', () => {
   it.each([
@@ -37,23 +32,6 @@ describe('isPetName', () => {
     'rejects the non-string %j',
     (value) => {
       expect(isPetName(value)).toBe(false);
-    },
-  );
-});
-
-describe('parseCanonicalDecimal', () => {
-  it.each([
-    ['1', 1],
-    ['42', 42],
-    ['9007199254740991', 9007199254740991],
-  ])('reads %j as %d', (text, expected) => {
-    expect(parseCanonicalDecimal(text)).toBe(expected);
-  });
-
-  it.each(['0', '007', '+1', '-1', '1.0', '1e3', ' 1', '1 ', '0x10', '', '١', '12345678901234567'])(
-    'refuses %j',
-    (text) => {
-      expect(parseCanonicalDecimal(text)).toBeUndefined();
     },
   );
 });

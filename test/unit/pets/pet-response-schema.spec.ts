@@ -24,6 +24,11 @@ describe('the Pet schema Fastify serializes with', () => {
     expect([...PET_JSON_SCHEMA.required]).toEqual(openApiPet.required);
   });
 
+  it('carries only a type per property, so the serializer has nothing else to act on', () => {
+    for (const [name, property] of Object.entries(PET_JSON_SCHEMA.properties))
+      expect(Object.keys(property), name).toEqual(['type']);
+  });
+
   it('gives each property the JSON type the document gives it', () => {
     for (const [name, { type }] of Object.entries(PET_JSON_SCHEMA.properties))
       expect(type, name).toBe(documentedType(openApiPet.properties[name]));
