@@ -21,7 +21,7 @@ export async function onReadNode<T>(
   }
 }
 
-function hasReadNode(dataSource: DataSource): boolean {
+export function hasReadNode(dataSource: DataSource): boolean {
   return dataSource.options.type === 'postgres' && !!dataSource.options.replication;
 }
 
