@@ -11,10 +11,9 @@ const RECORD_RESOLUTION_MS = 60_000;
 type UsageColumn = 'lastUsedAt' | 'lastDeprecatedCallAt';
 
 /**
- * Notes when a key was last used and last called a deprecated operation, for `apikey list`,
- * without a write per request: at most one per key per minute on this instance, never waited
- * for, so the request neither pays for it nor waits out a database timeout. A failed write is
- * logged; the next minute's write catches up.
+ * When a key was last used and last called a deprecated operation, for `apikey list`: at most one
+ * write per key per minute on this instance, never awaited, so no request waits on it. A failed
+ * write is logged; the next minute's catches up.
  */
 @Injectable()
 export class ApiKeyUsage {

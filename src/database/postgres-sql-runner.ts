@@ -4,15 +4,9 @@ import { onReadNode } from './read-node.js';
 import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
 
 /**
- * PostgreSQL: every statement takes a pooled connection of its own, and each transaction holds one
- * connection from BEGIN to COMMIT, so concurrent requests never share a transaction. Reads go
- * through a `slave` query runner, which TypeORM sends to the read node when `replication` is
- * configured (DATABASE_READ_URL) and to the primary otherwise.
- *
- * Each statement runs as a named prepared statement on the `pg` connection of its TypeORM query
- * runner (`QueryRunner.connect()`), so PostgreSQL parses and plans it once per connection instead
- * of on every call; TypeORM's `query()` sends every statement unnamed (docs/performance.md,
- * "PostgreSQL against a reference"). TypeORM's query logger still hears of each statement.
+ * PostgreSQL: a pooled connection per statement or transaction; reads on a `slave` query runner
+ * (the read node when DATABASE_READ_URL is set). Statements run as named prepared statements on
+ * the runner's `pg` connection, planned once per connection (docs/performance.md).
  */
 export class PostgresSqlRunner extends SqlRunner {
   private readonly statementNames = new Map<string, string>();

@@ -22,10 +22,9 @@ export interface Statement<P> {
 const PARAMETER = /(?<!:):(\w+)/g;
 
 /**
- * `sql` in the dialect of TypeORM's `driver`, which writes the placeholders and lists the values
- * in their order (PostgreSQL numbers each name once, SQLite takes a `?` per occurrence). Each name
- * is given as its own value, so that list is the order of the names: a real number would be
- * written into SQLite's text as a literal, and the text would change with every call.
+ * `sql` in the dialect of TypeORM's `driver`, which writes the placeholders and orders the values.
+ * Each name is passed as its own value, so the order comes back as names and the text stays
+ * constant (a real number would be inlined into SQLite's text).
  */
 export function inDialect<P extends object>(driver: Driver, sql: string): Statement<P> {
   const names = Object.fromEntries([...sql.matchAll(PARAMETER)].map(([, name]) => [name, name]));
@@ -34,11 +33,9 @@ export function inDialect<P extends object>(driver: Driver, sql: string): Statem
 }
 
 /**
- * How the repositories run their hand-written SQL, through TypeORM's public API. One class per
- * engine (chosen in `database.module.ts`), because the engines differ in what a transaction needs
- * from everything else running at the same time.
- *
- * Only a SELECT's or a RETURNING clause's rows are meaningful results; callers ignore the rest.
+ * How the repositories run their SQL, through TypeORM's public API: one class per engine
+ * (database.module.ts), because they differ in what a transaction needs from everything else
+ * running meanwhile. Only a SELECT's or a RETURNING clause's rows are meaningful results.
  */
 export abstract class SqlRunner {
   /** `driver`: TypeORM's driver of the engine that runs the statements. */

@@ -4,18 +4,9 @@ import { sqliteConnectionOf } from './data-source.js';
 import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
 
 /**
- * SQLite: statements run on better-sqlite3 directly, each prepared once, on the connection TypeORM
- * opened (`sqliteConnectionOf`). Each then runs synchronously, which is what makes the guarantee
- * below cheap: TypeORM's query() awaits inside, so a statement checked before a BEGIN could still
- * run after it.
- *
- * There is one connection per process, so a statement issued while another request's transaction
- * is open would run inside that transaction: it would read rows that may still be rolled back, and
- * a rollback would undo its write after it was acknowledged. So while a transaction is open, every
- * other statement and transaction waits for it to end; otherwise a statement runs at once (each is
- * synchronous in better-sqlite3), because a queue for every statement slowed every read
- * (docs/performance.md, "Redesign"). Another process on the same file is kept out by SQLite's own
- * file lock (BEGIN IMMEDIATE waits for it up to the busy timeout).
+ * SQLite: prepared statements on the one connection TypeORM opened. A statement issued during
+ * another request's transaction would run inside it, so while one is open everything else waits;
+ * otherwise statements run at once (docs/performance.md). Other processes wait on the file lock.
  */
 export class SqliteSqlRunner extends SqlRunner {
   private readonly connection: Database;

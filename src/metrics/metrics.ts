@@ -31,10 +31,9 @@ const HELP = {
 type MetricName = keyof typeof HELP;
 
 /**
- * The metrics the request path records into, in a registry of their own (several apps in one test
- * process never share one). Gauges read at scrape time belong to the module that has their data
- * and register here themselves (the database pools, readiness). Labels take values from closed sets
- * only, never from a request (docs/observability.md, "Metrics").
+ * The metrics the request path records into, in a registry per app. Gauges read at scrape time
+ * register here from the module that owns their data (pools, readiness). Label values come from
+ * closed sets only, never from a request (docs/observability.md, "Metrics").
  */
 @Injectable()
 export class Metrics {

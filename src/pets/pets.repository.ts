@@ -95,10 +95,9 @@ export class PetsRepository {
   }
 
   /**
-   * Inserts the pet and its claim in one transaction, unless this API key already claimed this
-   * key: then nothing is stored and the result is undefined. The claim's primary key, not a prior
-   * lookup, decides, so concurrent retries on any number of instances create exactly one pet (on
-   * PostgreSQL a second insert of the same key waits for the first transaction to end).
+   * The pet and its claim in one transaction; undefined, storing nothing, when this API key already
+   * claimed the key. The claim's primary key decides, not a prior lookup, so concurrent retries on
+   * any number of instances create one pet.
    */
   async insertClaimed(pet: NewPetRow, claim: IdempotencyClaim): Promise<PetEntity | undefined> {
     const { insert, insertClaim } = this.sql;

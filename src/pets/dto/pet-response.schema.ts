@@ -4,12 +4,9 @@ import { PET_PROPERTIES } from './pet-properties.js';
 const properties = Object.entries(PET_PROPERTIES);
 
 /**
- * PetDto as JSON Schema, for Fastify's serializer: with a response schema, Fastify writes the body
- * with a function compiled for this shape (fast-json-stringify) instead of JSON.stringify
- * (docs/performance.md). The bytes are the same: the properties in PetDto's order, an absent
- * status left out. Only types and presence, from the table PetDto's decorators are written from;
- * test/unit/pets/pet-response-schema.spec.ts checks that the OpenAPI Pet names the same
- * properties in the same order.
+ * PetDto as JSON Schema for Fastify's compiled serializer (docs/performance.md): only types and
+ * presence, from the table PetDto's decorators read, so the bytes match JSON.stringify's
+ * (test/unit/pets/pet-response-schema.spec.ts checks the order against the OpenAPI Pet).
  */
 export const PET_JSON_SCHEMA = {
   type: 'object',
