@@ -1,4 +1,4 @@
-// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--cluster] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C]
+// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--cluster] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C] [--node PATH]
 //
 // Races the real service against bench/reference (same API on bare Fastify + better-sqlite3, or `pg`
 // with prepared statements under --pg). Both
@@ -10,10 +10,13 @@
 // with page 1 on the service alone;
 // --observability races the service against itself with metrics on and with tracing on;
 // --cluster measures the service on `npm run cluster`'s topology (bench/cluster.mjs).
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// --node runs the whole bench (seeding, service, reference) on that node binary instead of the one
+// running npm; better-sqlite3 must be built for its ABI (README, "Performance").
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { prepareSqlite, preparePostgres } from './lib/data.mjs';
 import { loadGenerator, runLoad } from './lib/load.mjs';
@@ -23,7 +26,8 @@ import { startOtlpSink, startServer } from './lib/servers.mjs';
 import { runClusterBench } from './cluster.mjs';
 import { serverNodeArgs } from '../scripts/start-command.mjs';
 
-const { values: opts } = parseArgs({
+const { values: opts, tokens } = parseArgs({
+  tokens: true,
   options: {
     rows: { type: 'string', default: '10000' },
     pg: { type: 'string' },
@@ -35,8 +39,10 @@ const { values: opts } = parseArgs({
     slice: { type: 'string', default: '2' },
     warmup: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },
+    node: { type: 'string' },
   },
 });
+if (opts.node) runUnder(opts.node);
 const rows = positiveInteger('--rows', opts.rows, 100);
 const rounds = positiveInteger('--rounds', opts.rounds, 1);
 const seconds = positiveInteger('--seconds', opts.seconds, 1);
@@ -264,6 +270,31 @@ function defineScenarios({ rows, key, scale }) {
       },
     },
   ];
+}
+
+/**
+ * Runs this script again, minus --node, on `node` and exits with its status. The whole run moves,
+ * not just the servers: the seeding opens better-sqlite3 in this process (lib/data.mjs), and its
+ * binary loads only in the Node it was built for. Children that run `node` by name get it too.
+ */
+function runUnder(node) {
+  if (!existsSync(node)) {
+    process.stderr.write(`--node: no such file ${node}\n`);
+    process.exit(2);
+  }
+  const own = new Set(
+    tokens
+      .filter((token) => token.kind === 'option' && token.name === 'node')
+      .flatMap((token) => (token.inlineValue ? [token.index] : [token.index, token.index + 1])),
+  );
+  const args = process.argv.slice(2).filter((_, index) => !own.has(index));
+  process.stderr.write(`running the bench on ${node}…\n`);
+  const { status, error } = spawnSync(node, [fileURLToPath(import.meta.url), ...args], {
+    stdio: 'inherit',
+    env: { ...process.env, PATH: `${dirname(resolve(node))}${delimiter}${process.env.PATH}` },
+  });
+  if (error) throw error;
+  process.exit(status ?? 1);
 }
 
 function positiveInteger(flag, value, min) {
