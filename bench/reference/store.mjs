@@ -35,7 +35,7 @@ export function openStore(path) {
     ping: () => ping.get(),
     close: () => db.close(),
 
-    /** True when `key` is a known, unrevoked key (ApiKeysService.authenticate). */
+    /** True when `key` is a known, unrevoked key (ApiKeyVerifier.verify). */
     authenticate: keys.authenticate,
     isUnavailable,
   };

@@ -1,8 +1,8 @@
-// The reference's key check, shared by both stores: the service's ApiKeysService.authenticate, with
-// its short trust of a key it has just verified (src/auth/api-keys.service.ts).
+// The reference's key check, shared by both stores: the service's ApiKeyVerifier.verify, with
+// its short trust of a key it has just verified (src/auth/api-key-verifier.ts).
 import { hash as digest, timingSafeEqual } from 'node:crypto';
 
-/** How long a verified key is trusted without asking the database again (VERIFIED_KEY_TTL_MS in src/auth/api-keys.service.ts). */
+/** How long a verified key is trusted without asking the database again (VERIFIED_KEY_TTL_MS in src/auth/api-key-verifier.ts). */
 const VERIFIED_KEY_TTL_MS = 2_000;
 const MAX_VERIFIED_KEYS = 10_000;
 
