@@ -8,6 +8,7 @@ import { IdempotencyKeys1795298400000 } from './migrations/1795298400000-idempot
 import { IdempotencyKeysTable1795400000000 } from './migrations/1795400000000-idempotency-keys-table.js';
 import { ApiKeyScopesExpiry1795500000000 } from './migrations/1795500000000-api-key-scopes-expiry.js';
 import { ApiKeyDeprecatedCalls1795600000000 } from './migrations/1795600000000-api-key-deprecated-calls.js';
+import { PetRevision1795700000000 } from './migrations/1795700000000-pet-revision.js';
 
 /** Any 64-bit constant shared by every replica: serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 7_413_202_611;
@@ -29,6 +30,7 @@ export function dataSourceOptions(
       IdempotencyKeysTable1795400000000,
       ApiKeyScopesExpiry1795500000000,
       ApiKeyDeprecatedCalls1795600000000,
+      PetRevision1795700000000,
     ],
     migrationsTableName: 'migrations',
     synchronize: false,

@@ -19,6 +19,7 @@ export function statementName(sql: string): string {
  */
 export class ObservedSqlRunner extends SqlRunner {
   private readonly names = new Map<string, string>();
+  readonly rowLock: string;
 
   constructor(
     private readonly inner: SqlRunner,
@@ -26,6 +27,7 @@ export class ObservedSqlRunner extends SqlRunner {
     private readonly readRole: DatabaseRole,
   ) {
     super(inner.driver);
+    this.rowLock = inner.rowLock;
   }
 
   read(sql: string, params: unknown[]): Promise<Row[]> {

@@ -9,6 +9,7 @@ import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
  * the runner's `pg` connection, planned once per connection (docs/performance.md).
  */
 export class PostgresSqlRunner extends SqlRunner {
+  readonly rowLock = ' FOR UPDATE';
   private readonly statementNames = new Map<string, string>();
 
   /** `onReadFallback` hears of each read the primary answered because the read node failed. */

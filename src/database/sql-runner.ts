@@ -46,6 +46,17 @@ export abstract class SqlRunner {
     return inDialect(this.driver, sql);
   }
 
+  /**
+   * A SELECT, written as for `statement`, that also locks the rows it reads until the transaction
+   * ends, so a read-then-write in one transaction never interleaves with another's.
+   */
+  lockingStatement<P extends object>(sql: string): Statement<P> {
+    return this.statement(`${sql}${this.rowLock}`);
+  }
+
+  /** What a SELECT needs to lock the rows it reads, in this engine's dialect. */
+  abstract readonly rowLock: string;
+
   /** A statement that only reads committed data: a read replica may answer it when one is set up. */
   abstract read(sql: string, params: unknown[]): Promise<Row[]>;
 

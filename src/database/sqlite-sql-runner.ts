@@ -9,6 +9,8 @@ import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
  * otherwise statements run at once (docs/performance.md). Other processes wait on the file lock.
  */
 export class SqliteSqlRunner extends SqlRunner {
+  /** A transaction holds the database's write lock from BEGIN IMMEDIATE on: no row lock to add. */
+  readonly rowLock = '';
   private readonly connection: Database;
   private readonly statements = new Map<string, PreparedStatement>();
   /** Settles when the open transaction ends; undefined while none is open. */

@@ -54,8 +54,9 @@ export function setupDocs(app: INestApplication, document: OpenAPIObject): void 
 }
 
 /**
- * A request body with a field the schema does not name is refused (docs/api-design.md,
- * "Validation"); the schema says so, which @nestjs/swagger has no decorator for.
+ * A request body with a field the schema does not name is refused, and a patch must name one
+ * (docs/api-design.md, "Validation"); the schemas say so, which @nestjs/swagger has no decorator
+ * for.
  */
 function withClosedRequestBodies(document: OpenAPIObject): OpenAPIObject {
   const schemas = document.components?.schemas ?? {};
@@ -63,7 +64,11 @@ function withClosedRequestBodies(document: OpenAPIObject): OpenAPIObject {
     ...document,
     components: {
       ...document.components,
-      schemas: { ...schemas, NewPet: { ...schemas.NewPet, additionalProperties: false } },
+      schemas: {
+        ...schemas,
+        NewPet: { ...schemas.NewPet, additionalProperties: false },
+        PetPatch: { ...schemas.PetPatch, minProperties: 1, additionalProperties: false },
+      },
     },
   };
 }

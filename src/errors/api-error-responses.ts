@@ -18,7 +18,10 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   FORBIDDEN: 'This API key lacks the scope pets:write',
   NOT_FOUND: 'No pet with id 42',
   METHOD_NOT_ALLOWED: 'Method DELETE is not allowed here; use GET, HEAD, POST',
+  INVALID_TRANSITION: 'Pet 42 is sold: its status can no longer change (asked for available)',
   GONE: 'This operation was removed; the message names its replacement',
+  PRECONDITION_FAILED:
+    'If-Match does not match the current ETag of pet 42: read the pet again, then retry',
   PAYLOAD_TOO_LARGE: 'Request body exceeds 16384 bytes',
   UNSUPPORTED_MEDIA_TYPE: NOT_JSON_MESSAGE,
   IDEMPOTENCY_KEY_REUSED: IDEMPOTENCY_KEY_REUSED_MESSAGE,

@@ -45,6 +45,13 @@ export const notFound = (message: string): ApiError => new ApiError('NOT_FOUND',
 
 export const notJson = (): ApiError => new ApiError('UNSUPPORTED_MEDIA_TYPE', NOT_JSON_MESSAGE);
 
+/** The 415 of a route that takes more than JSON: it names each type, and `headers` go along. */
+export const unsupportedMediaType = (
+  types: readonly string[],
+  headers: Record<string, string> = {},
+): ApiError =>
+  new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Type must be ${types.join(' or ')}`, headers);
+
 /**
  * The database is the only thing whose absence makes the service unavailable, so every 503 says
  * so, and asks the client to retry soon: a reconnect usually takes about a second.

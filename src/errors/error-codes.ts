@@ -23,15 +23,29 @@ export const ERROR_CODES = {
     status: 405,
     meaning: 'The path exists but not with this method; see the Allow header.',
   },
+  INVALID_TRANSITION: {
+    status: 409,
+    meaning:
+      "The status change is not allowed from the pet's current status; the message names both and the allowed targets. Nothing was changed.",
+  },
   GONE: {
     status: 410,
     meaning: 'The operation was removed at its Sunset date; the message names its replacement.',
+  },
+  PRECONDITION_FAILED: {
+    status: 412,
+    meaning:
+      'If-Match names no current ETag of the pet: it changed since it was read. Nothing was changed.',
   },
   PAYLOAD_TOO_LARGE: {
     status: 413,
     meaning: 'The request body exceeds the configured size limit.',
   },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'The request body is not application/json.' },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    meaning:
+      'The request body is not of a type the operation takes: application/json, or for updatePet also application/merge-patch+json.',
+  },
   IDEMPOTENCY_KEY_REUSED: {
     status: 422,
     meaning: 'The Idempotency-Key was already used with a different body.',

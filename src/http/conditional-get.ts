@@ -1,11 +1,13 @@
 import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { parseEntityTags } from './entity-tags.js';
 import type { HttpRouteConfig } from './route-config.js';
 
 /**
  * Conditional GETs (docs/api-design.md, "Conditional requests"): a route marked `etag` answers
- * 200 with a weak ETag computed from what it sends, and 304 Not Modified, without a body, to a
- * request whose If-None-Match names it (RFC 9110 §8.8.3, §13.1.2, §15.4.5).
+ * 200 with an ETag, its own (a pet's, set by the handler) or a weak one computed from what it
+ * sends, and 304 Not Modified, without a body, to a request whose If-None-Match names it
+ * (RFC 9110 §8.8.3, §13.1.2, §15.4.5).
  */
 
 /**
@@ -24,34 +26,6 @@ export function entityTagOf(body: string, link: string | undefined): string {
   return `W/"${fingerprint}"`;
 }
 
-/** `W/"…"` or `"…"`: the opaque-tag is the quoted part, any of %x21 / %x23-7E / obs-text. */
-const ENTITY_TAG = /(?:W\/)?("[\x21\x23-\x7e\x80-\xff]*")/y;
-
-/**
- * The entity tags of an If-None-Match value as quoted opaque-tags, `*`, or undefined when invalid
- * (RFC 9110 §13.1.2; lists as §5.6.1, empty elements allowed; a quoted comma belongs to the tag).
- */
-export function parseIfNoneMatch(value: string): '*' | string[] | undefined {
-  if (value.trim() === '*') return '*';
-  const tags: string[] = [];
-  let at = 0;
-  while (at < value.length) {
-    const char = value[at];
-    if (char === ',' || char === ' ' || char === '\t') {
-      at += 1;
-      continue;
-    }
-    ENTITY_TAG.lastIndex = at;
-    const tag = ENTITY_TAG.exec(value);
-    if (tag === null) return undefined;
-    tags.push(tag[1]);
-    at = ENTITY_TAG.lastIndex;
-    while (value[at] === ' ' || value[at] === '\t') at += 1;
-    if (at < value.length && value[at] !== ',') return undefined;
-  }
-  return tags;
-}
-
 /**
  * Whether If-None-Match fails for a current representation with this ETag, i.e. the answer is a
  * 304: `*`, or a listed tag equal to it under weak comparison (opaque-tags equal, `W/` ignored,
@@ -59,16 +33,17 @@ export function parseIfNoneMatch(value: string): '*' | string[] | undefined {
  */
 export function ifNoneMatchMatches(value: string | undefined, etag: string): boolean {
   if (value === undefined) return false;
-  const tags = parseIfNoneMatch(value);
+  const tags = parseEntityTags(value);
   if (tags === '*') return true;
   const opaque = etag.startsWith('W/') ? etag.slice(2) : etag;
-  return tags?.includes(opaque) ?? false;
+  return tags?.some((tag) => tag.opaque === opaque) ?? false;
 }
 
 /**
- * In `onSend`: gives a 200 of an `etag` route its ETag, and makes it a 304 when If-None-Match
- * matches: the 200's headers but Content-Type, a null payload so no Content-Length either. A HEAD
- * keeps its payload for Fastify's HEAD handler, which sends the 200's length (RFC 9110 §8.6).
+ * In `onSend`: gives a 200 of an `etag` route an ETag unless its handler set one, and makes it a
+ * 304 when If-None-Match matches: the 200's headers but Content-Type, a null payload so no
+ * Content-Length either. A HEAD keeps its payload for Fastify's HEAD handler, which sends the
+ * 200's length (RFC 9110 §8.6).
  */
 export function answerConditionally(
   request: FastifyRequest,
@@ -77,10 +52,14 @@ export function answerConditionally(
   route: HttpRouteConfig | undefined,
 ): unknown {
   if (reply.statusCode !== 200 || typeof payload !== 'string' || !route?.etag) return payload;
-  const link = reply.getHeader('link');
-  const etag = entityTagOf(payload, link === undefined ? undefined : String(link));
+  const etag = String(reply.getHeader('etag') ?? entityTagOf(payload, linkOf(reply)));
   reply.header('etag', etag).header('cache-control', CACHEABLE_CACHE_CONTROL);
   if (!ifNoneMatchMatches(request.headers['if-none-match'], etag)) return payload;
   reply.code(304).removeHeader('content-type');
   return request.method === 'HEAD' ? payload : null;
+}
+
+function linkOf(reply: FastifyReply): string | undefined {
+  const link = reply.getHeader('link');
+  return link === undefined ? undefined : String(link);
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isUtf8 } from 'node:buffer';
-import { ApiError, notJson } from '../errors/api-error.js';
+import { ApiError, unsupportedMediaType } from '../errors/api-error.js';
+import { httpRouteConfig } from './route-config.js';
 
 /** Bodies are flat objects; deeper nesting is refused before anything recurses into it. */
 export const MAX_JSON_DEPTH = 32;
@@ -14,13 +15,44 @@ export class RejectedBody {
   constructor(readonly error: ApiError) {}
 }
 
-/** Accepts `application/json` only (with parameters such as charset); everything else is a 415. */
+const JSON_TYPE = 'application/json';
+
+/** What a route takes unless it says otherwise (route-config.ts, `bodyTypes`); every route takes JSON. */
+const JSON_BODY_TYPES = [JSON_TYPE];
+
+/** JSON Merge Patch (RFC 7396): a JSON object whose members say what to change. */
+export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
+
+/**
+ * Parses the JSON media types (with parameters such as charset) that the route takes; any other
+ * body is a 415 naming those the route takes, with `Accept-Patch` on a PATCH (RFC 5789 §2.2).
+ */
 export function registerBodyParsers(fastify: FastifyInstance): void {
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJsonBody);
-  fastify.addContentTypeParser('*', (_request, _payload, done) => {
-    done(null, new RejectedBody(notJson()));
-  });
+  fastify.addContentTypeParser(
+    [JSON_TYPE, MERGE_PATCH_TYPE],
+    { parseAs: 'buffer' },
+    (request: FastifyRequest, body: Buffer, done: ParserDone) => {
+      const type = request.mediaType!;
+      if (type !== JSON_TYPE && !bodyTypesOf(request).includes(type))
+        return done(null, refused(request));
+      parseJsonBody(request, body, done);
+    },
+  );
+  fastify.addContentTypeParser('*', (request, _payload, done) => done(null, refused(request)));
+}
+
+type ParserDone = (error: Error | null, value?: unknown) => void;
+
+function bodyTypesOf(request: FastifyRequest): readonly string[] {
+  return httpRouteConfig(request)?.bodyTypes ?? JSON_BODY_TYPES;
+}
+
+function refused(request: FastifyRequest): RejectedBody {
+  const types = bodyTypesOf(request);
+  const headers: Record<string, string> =
+    request.method === 'PATCH' ? { 'Accept-Patch': types.join(', ') } : {};
+  return new RejectedBody(unsupportedMediaType(types, headers));
 }
 
 /**
@@ -28,11 +60,7 @@ export function registerBodyParsers(fastify: FastifyInstance): void {
  * empty body is undefined ("required"); non-UTF-8 (RFC 8259 §8.1) and compressed bodies
  * (RFC 9110 §15.5.16) are refused rather than misread.
  */
-function parseJsonBody(
-  request: FastifyRequest,
-  body: Buffer,
-  done: (error: Error | null, value?: unknown) => void,
-): void {
+function parseJsonBody(request: FastifyRequest, body: Buffer, done: ParserDone): void {
   if (body.length === 0) return done(null, undefined);
   const coding = request.headers['content-encoding'];
   if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {

@@ -14,6 +14,8 @@ export interface HttpRouteConfig {
    * docs/api-design.md, "Conditional requests").
    */
   etag?: boolean;
+  /** The media types of request bodies it takes, in order of preference (default: JSON only). */
+  bodyTypes?: readonly string[];
 }
 
 /** One per route: Fastify keeps a single config object per route. */

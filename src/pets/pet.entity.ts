@@ -19,4 +19,8 @@ export class PetEntity {
   /** NULL when the client gave no status: there is no default. */
   @Column({ type: 'text', nullable: true })
   status: PetStatus | null;
+
+  /** 1 when added, one more with every change: the pet's ETag (pet-entity-tag.ts). */
+  @Column({ type: 'integer', default: 1 })
+  revision: number;
 }

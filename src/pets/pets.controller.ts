@@ -1,5 +1,6 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import {
+  ApiConsumes,
   ApiCreatedResponse,
   ApiHeader,
   ApiOkResponse,
@@ -13,13 +14,20 @@ import { type ApiKeyPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { RequireScope } from '../auth/require-scope.decorator.js';
 import { ApiErrorResponses, errorContent } from '../errors/api-error-responses.js';
 import { PRINTABLE_ASCII_PATTERN } from '../http/printable-ascii.js';
-import { ApiConditionalGet, ETAG_HEADERS } from '../http/conditional-get.openapi.js';
+import {
+  ApiConditionalGet,
+  COMPUTED_ETAG,
+  validatorHeaders,
+} from '../http/conditional-get.openapi.js';
+import { type IfMatch, IfMatchHeader } from '../http/if-match.js';
+import { MERGE_PATCH_TYPE } from '../http/request-body.js';
 import { Deprecated, deprecationHeaders, goneMessage } from '../deprecation/deprecation.js';
 import { HttpRoute } from '../http/route-config.js';
 import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
+import { PetPatchDto } from './dto/pet-patch.dto.js';
 import { RespondsWithPet, RespondsWithPets } from './dto/pet-response.schema.js';
 import { ID_SCHEMA } from './dto/pet-properties.js';
 import {
@@ -31,7 +39,10 @@ import {
 } from './idempotency-key.js';
 import { GET_PET_DEPRECATION, PETS_PATH } from './get-pet-deprecation.js';
 import { ParsePetIdPipe } from './pet-id.pipe.js';
-import { PetsService } from './pets.service.js';
+import { petEntityTag } from './pet-entity-tag.js';
+import { describeTransitions, invalidTransitionMessage } from './pet-lifecycle.js';
+import { NonEmptyPatchPipe } from './pet-patch.pipe.js';
+import { PetsService, type TaggedPet } from './pets.service.js';
 
 /** getPet says on every response that it is going away (docs/api-design.md, "Deprecation"). */
 const GET_PET_DEPRECATION_HEADERS = deprecationHeaders(GET_PET_DEPRECATION);
@@ -59,6 +70,28 @@ const GET_PET_HEADERS = {
   },
   ...RATE_LIMIT_HEADERS,
 };
+
+/** The body types updatePet takes, merge patch first: the one RFC 7396 defines for it. */
+const PATCH_BODY_TYPES = [MERGE_PATCH_TYPE, 'application/json'];
+
+/** The ETag of an answer that carries one pet (docs/api-design.md, "The pet lifecycle"). */
+const PET_ETAG = {
+  description:
+    'Strong validator of this pet: changes whenever the pet changes. Send it in `If-Match` on ' +
+    'updatePet to change the pet only if nobody else has since, or in `If-None-Match` on getPet.',
+  schema: { type: 'string', example: petEntityTag(42, 3) },
+};
+
+const UPDATE_PET_DESCRIPTION =
+  'Changes an animal: a JSON Merge Patch (RFC 7396) of `name`, `categoryId` and `status`. Naming ' +
+  '`status` asks for a change of status, and only these are allowed (anything else, including the ' +
+  'status the pet already has, is 409 `INVALID_TRANSITION`):\n\n' +
+  `${describeTransitions()}\n\n` +
+  'Send the ETag of the pet you read in `If-Match` to change it only if nobody else has since ' +
+  '(412 `PRECONDITION_FAILED` otherwise). Of concurrent changes each applies to the pet as the ' +
+  'one before left it, so of two clerks selling the same animal exactly one succeeds. A patch ' +
+  'that changes nothing answers 200 and writes nothing. Refusals come in this order: 401, 403, ' +
+  '400/413/415, 404, 412, 409.';
 
 const CREATE_PET_DESCRIPTION =
   'Adds an animal and returns it with its assigned id. Send an `Idempotency-Key` to make retries ' +
@@ -90,7 +123,7 @@ export class PetsController {
   @ApiOkResponse({
     description: 'A page of animals, in ascending id order.',
     type: [PetDto],
-    headers: { ...ETAG_HEADERS, ...LIST_PETS_HEADERS },
+    headers: { ...validatorHeaders(COMPUTED_ETAG), ...LIST_PETS_HEADERS },
   })
   @ApiConditionalGet(LIST_PETS_HEADERS)
   @ApiErrorResponses(400)
@@ -137,6 +170,7 @@ export class PetsController {
     description: 'The animal as stored, with its assigned id.',
     type: PetDto,
     headers: {
+      ETag: PET_ETAG,
       [IDEMPOTENT_REPLAYED_HEADER]: {
         description:
           '`true` when this is the stored response to an earlier request with the same Idempotency-Key.',
@@ -152,10 +186,10 @@ export class PetsController {
     @CurrentPrincipal() principal: ApiKeyPrincipal,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PetDto> {
-    if (idempotencyKey === undefined) return this.pets.create(newPet);
-    const { pet, replayed } = await this.pets.createOnce(newPet, principal.id, idempotencyKey);
-    if (replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
-    return pet;
+    if (idempotencyKey === undefined) return withEntityTag(reply, await this.pets.create(newPet));
+    const created = await this.pets.createOnce(newPet, principal.id, idempotencyKey);
+    if (created.replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+    return withEntityTag(reply, created);
   }
 
   @Get(':petId')
@@ -174,9 +208,9 @@ export class PetsController {
   @ApiOkResponse({
     description: 'The animal.',
     type: PetDto,
-    headers: { ...ETAG_HEADERS, ...GET_PET_HEADERS },
+    headers: { ...validatorHeaders(PET_ETAG), ...GET_PET_HEADERS },
   })
-  @ApiConditionalGet(GET_PET_HEADERS)
+  @ApiConditionalGet(GET_PET_HEADERS, PET_ETAG)
   @ApiErrorResponses(400, 404)
   @ApiResponse({
     status: 410,
@@ -184,12 +218,81 @@ export class PetsController {
     content: errorContent(410, { GONE: goneMessage(GET_PET_DEPRECATION) }),
     headers: GET_PET_HEADERS,
   })
-  @ApiParam({
+  @ApiPetId()
+  async getPet(
+    @Param('petId', ParsePetIdPipe) petId: number,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<PetDto> {
+    return withEntityTag(reply, await this.pets.get(petId));
+  }
+
+  @Patch(':petId')
+  @RequireScope('pets:write')
+  @HttpRoute({ bodyTypes: PATCH_BODY_TYPES })
+  @RespondsWithPet(200)
+  @ApiOperation({
+    operationId: 'updatePet',
+    summary: 'Change an animal',
+    description: UPDATE_PET_DESCRIPTION,
+  })
+  @ApiConsumes(...PATCH_BODY_TYPES)
+  @ApiHeader({
+    name: 'If-Match',
+    required: false,
+    description:
+      'The `ETag` of the pet as you read it (a list of them, or `*`): the change is made only if ' +
+      'the pet still has it, otherwise 412. Compared strongly: a weak tag (`W/"…"`) never matches.',
+    schema: { type: 'string' },
+  })
+  @ApiOkResponse({
+    description: 'The animal after the change.',
+    type: PetDto,
+    headers: { ETag: PET_ETAG, ...RATE_LIMIT_HEADERS },
+  })
+  @ApiErrorResponses(400, 404, 412, 413)
+  @ApiResponse({
+    status: 409,
+    description:
+      '`INVALID_TRANSITION`: the table above does not allow this status change; the message names the ' +
+      'current status and the allowed ones. Nothing was changed.',
+    content: errorContent(409, {
+      INVALID_TRANSITION: invalidTransitionMessage(42, 'available', 'available'),
+    }),
+  })
+  @ApiResponse({
+    status: 415,
+    description: `\`UNSUPPORTED_MEDIA_TYPE\`: the body is not ${PATCH_BODY_TYPES.join(' or ')}.`,
+    content: errorContent(415, {
+      UNSUPPORTED_MEDIA_TYPE: `Content-Type must be ${PATCH_BODY_TYPES.join(' or ')}`,
+    }),
+    headers: {
+      'Accept-Patch': {
+        description: 'The body types this operation takes (RFC 5789 §3.1).',
+        schema: { type: 'string', example: PATCH_BODY_TYPES.join(', ') },
+      },
+    },
+  })
+  @ApiPetId()
+  async updatePet(
+    @Param('petId', ParsePetIdPipe) petId: number,
+    @Body(NonEmptyPatchPipe) patch: PetPatchDto,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<PetDto> {
+    return withEntityTag(reply, await this.pets.update(petId, patch, ifMatch));
+  }
+}
+
+function ApiPetId() {
+  return ApiParam({
     name: 'petId',
     description: 'The identifier of the animal.',
     schema: { ...ID_SCHEMA, example: 42 },
-  })
-  getPet(@Param('petId', ParsePetIdPipe) petId: number): Promise<PetDto> {
-    return this.pets.get(petId);
-  }
+  });
+}
+
+/** Sends the pet's ETag with it. */
+function withEntityTag(reply: FastifyReply, { pet, etag }: TaggedPet): PetDto {
+  reply.header('ETag', etag);
+  return pet;
 }

@@ -1,5 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { type Row, SqlRunner, type Statement } from '../database/sql-runner.js';
+import {
+  type Row,
+  SqlRunner,
+  type SqlTransaction,
+  type Statement,
+} from '../database/sql-runner.js';
 import type { IdempotencyKeyEntity } from './idempotency-key.entity.js';
 import type { PetEntity } from './pet.entity.js';
 import type { PetStatus } from './pet-status.js';
@@ -11,7 +16,7 @@ export interface PetPageQuery {
   limit: number;
 }
 
-export type NewPetRow = Omit<PetEntity, 'id'>;
+export type NewPetRow = Omit<PetEntity, 'id' | 'revision'>;
 export type IdempotencyClaim = Omit<IdempotencyKeyEntity, 'petId'>;
 
 /** A claim with the pet it made. */
@@ -21,7 +26,7 @@ export interface ClaimedPet {
   expiresAt: Date;
 }
 
-const PET_COLUMNS = 'p.id, p.name, p.category_id, p.status';
+const PET_COLUMNS = 'p.id, p.name, p.category_id, p.status, p.revision';
 
 /**
  * The statements, each written once; the runner gives each its engine's placeholders once, here,
@@ -37,6 +42,13 @@ function statements(db: SqlRunner) {
       WHERE p.status = :status AND p.id > :afterId ORDER BY p.id LIMIT :limit`,
     ),
     byId: db.statement<{ id: number }>(`SELECT ${PET_COLUMNS} FROM pets p WHERE p.id = :id`),
+    lockById: db.lockingStatement<{ id: number }>(
+      `SELECT ${PET_COLUMNS} FROM pets p WHERE p.id = :id`,
+    ),
+    update: db.statement<Omit<PetEntity, 'revision'>>(
+      `UPDATE pets SET name = :name, category_id = :categoryId, status = :status,
+      revision = revision + 1 WHERE id = :id RETURNING revision`,
+    ),
     insert: db.statement<NewPetRow>(
       'INSERT INTO pets (name, category_id, status) VALUES (:name, :categoryId, :status) RETURNING id',
     ),
@@ -91,7 +103,26 @@ export class PetsRepository {
 
   async insert(pet: NewPetRow): Promise<PetEntity> {
     const [row] = await this.write(this.sql.insert, pet);
-    return { ...pet, id: Number(row.id) };
+    return { ...pet, id: Number(row.id), revision: 1 };
+  }
+
+  /** Runs `work` in one transaction on the primary: everything it writes commits, or nothing. */
+  transaction<T>(work: (transaction: SqlTransaction) => Promise<T>): Promise<T> {
+    return this.db.transaction(work);
+  }
+
+  /** The pet, its row locked until `transaction` ends, so no other change interleaves. */
+  async lockById(transaction: SqlTransaction, id: number): Promise<PetEntity | null> {
+    const { lockById } = this.sql;
+    const [row] = await transaction.query(lockById.text, lockById.values({ id }));
+    return row ? toPetEntity(row) : null;
+  }
+
+  /** Stores the pet's new fields and gives it the next revision; the row must be locked. */
+  async update(transaction: SqlTransaction, pet: Omit<PetEntity, 'revision'>): Promise<PetEntity> {
+    const { update } = this.sql;
+    const [row] = await transaction.query(update.text, update.values(pet));
+    return { ...pet, revision: Number(row.revision) };
   }
 
   /**
@@ -110,7 +141,7 @@ export class PetsRepository {
           insertClaim.values({ ...claim, petId: id, expiresAt: claim.expiresAt.toISOString() }),
         );
         if (claimed.length === 0) throw new ClaimTaken();
-        return { ...pet, id };
+        return { ...pet, id, revision: 1 };
       });
     } catch (error) {
       if (error instanceof ClaimTaken) return undefined;
@@ -157,5 +188,6 @@ function toPetEntity(row: Row): PetEntity {
     name: row.name as string,
     categoryId: Number(row.category_id),
     status: row.status as PetStatus | null,
+    revision: Number(row.revision),
   };
 }

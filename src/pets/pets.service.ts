@@ -1,12 +1,16 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { ApiError, IDEMPOTENCY_KEY_REUSED_MESSAGE, notFound } from '../errors/api-error.js';
+import { type IfMatch, ifMatchAllows } from '../http/if-match.js';
 import { DEFAULT_PAGE_SIZE, ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
+import type { PetPatchDto } from './dto/pet-patch.dto.js';
 import { createPetRequestHash, IDEMPOTENCY_KEY_TTL_MS } from './idempotency-key.js';
 import { decodeCursor, encodeCursor } from './page-cursor.js';
 import { PetEntity } from './pet.entity.js';
+import { petEntityTag } from './pet-entity-tag.js';
+import { canTransition, invalidTransition } from './pet-lifecycle.js';
 import { PetsRepository } from './pets.repository.js';
 
 export interface PetPage {
@@ -15,8 +19,13 @@ export interface PetPage {
   next?: Record<string, string>;
 }
 
-export interface CreatedPet {
+/** One pet as answers carry it: the Pet and its strong ETag (pet-entity-tag.ts). */
+export interface TaggedPet {
   pet: PetDto;
+  etag: string;
+}
+
+export interface CreatedPet extends TaggedPet {
   /** True when an earlier request with the same Idempotency-Key created it. */
   replayed: boolean;
 }
@@ -56,8 +65,8 @@ export class PetsService {
     };
   }
 
-  async create({ name, categoryId, status }: NewPetDto): Promise<PetDto> {
-    return toPetDto(await this.pets.insert({ name, categoryId, status: status ?? null }));
+  async create({ name, categoryId, status }: NewPetDto): Promise<TaggedPet> {
+    return tagged(await this.pets.insert({ name, categoryId, status: status ?? null }));
   }
 
   /**
@@ -73,7 +82,7 @@ export class PetsService {
       const now = new Date();
       const expiresAt = new Date(now.getTime() + IDEMPOTENCY_KEY_TTL_MS);
       const created = await this.pets.insertClaimed(row, { apiKeyId, key, requestHash, expiresAt });
-      if (created) return { pet: toPetDto(created), replayed: false };
+      if (created) return { ...tagged(created), replayed: false };
 
       const earlier = await this.pets.findClaimedPet(apiKeyId, key);
       if (!earlier) continue;
@@ -84,16 +93,59 @@ export class PetsService {
       if (earlier.requestHash !== requestHash) {
         throw new ApiError('IDEMPOTENCY_KEY_REUSED', IDEMPOTENCY_KEY_REUSED_MESSAGE);
       }
-      return { pet: toPetDto(earlier.pet), replayed: true };
+      return { ...tagged(earlier.pet), replayed: true };
     }
     throw new Error('Idempotency-Key claim did not settle');
   }
 
-  async get(id: number): Promise<PetDto> {
+  async get(id: number): Promise<TaggedPet> {
     const pet = await this.pets.findById(id);
     if (!pet) throw notFound(`No pet with id ${id}`);
-    return toPetDto(pet);
+    return tagged(pet);
   }
+
+  /**
+   * Applies a merge patch (docs/api-design.md, "The pet lifecycle"). The checks read the pet with
+   * its row locked, in the transaction that writes it, so of concurrent changes each sees the one
+   * before it: of N sales of one pet exactly one succeeds. Refusals answer in the documented
+   * order: 404, 412, 409. A patch that changes nothing writes nothing.
+   */
+  async update(id: number, patch: PetPatchDto, ifMatch: IfMatch | undefined): Promise<TaggedPet> {
+    return this.pets.transaction(async (transaction) => {
+      const current = await this.pets.lockById(transaction, id);
+      if (!current) throw notFound(`No pet with id ${id}`);
+      if (!ifMatchAllows(ifMatch, etagOf(current))) {
+        throw new ApiError(
+          'PRECONDITION_FAILED',
+          `If-Match does not match the current ETag of pet ${id}: read the pet again, then retry`,
+        );
+      }
+      if (patch.status !== undefined && !canTransition(current.status, patch.status)) {
+        throw invalidTransition(id, current.status, patch.status);
+      }
+      const next = {
+        id,
+        name: patch.name ?? current.name,
+        categoryId: patch.categoryId ?? current.categoryId,
+        status: patch.status ?? current.status,
+      };
+      if (sameFields(current, next)) return tagged(current);
+      // Anything else a change records goes here, so that it commits with the change or not at all.
+      return tagged(await this.pets.update(transaction, next));
+    });
+  }
+}
+
+function sameFields(pet: PetEntity, next: Omit<PetEntity, 'revision'>): boolean {
+  return pet.name === next.name && pet.categoryId === next.categoryId && pet.status === next.status;
+}
+
+function etagOf(pet: PetEntity): string {
+  return petEntityTag(pet.id, pet.revision);
+}
+
+function tagged(pet: PetEntity): TaggedPet {
+  return { pet: toPetDto(pet), etag: etagOf(pet) };
 }
 
 function toPetDto({ id, name, categoryId, status }: PetEntity): PetDto {

@@ -5,11 +5,11 @@ import { ONE_OF_PET_STATUSES, PET_STATUSES, type PetStatus } from '../pet-status
 import { expecting, IsPetName, PET_NAME_MAX_LENGTH } from './field-rules.js';
 import { PET_PROPERTIES } from './pet-properties.js';
 
-const NAME = expecting(
+export const NAME = expecting(
   'name',
   `a string of 1 to ${PET_NAME_MAX_LENGTH} characters, not only whitespace, without U+0000`,
 );
-const CATEGORY_ID = expecting('categoryId', `a JSON integer from 1 to ${MAX_ID}`);
+export const CATEGORY_ID = expecting('categoryId', `a JSON integer from 1 to ${MAX_ID}`);
 const STATUS = expecting('status', `${ONE_OF_PET_STATUSES} (or absent)`);
 
 @ApiSchema({ name: 'NewPet', description: 'An animal to add to the catalogue.' })
