@@ -32,7 +32,7 @@ describe('OpenAPI document', () => {
     ]);
   });
 
-  it('has exactly the three operations of the seed, tagged animals, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
+  it('has the three operations of the seed and updatePet, tagged animals, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item as Json).map(([method, op]): Json => ({ path, method, ...(op as Json) })),
     );
@@ -40,8 +40,18 @@ describe('OpenAPI document', () => {
       operations.map(
         ({ method, path, operationId }) => `${operationId} ${method.toUpperCase()} ${path}`,
       ),
-    ).toEqual(['listPets GET /pets', 'createPet POST /pets', 'getPet GET /pets/{petId}']);
-    const scopes: Json = { listPets: 'pets:read', createPet: 'pets:write', getPet: 'pets:read' };
+    ).toEqual([
+      'listPets GET /pets',
+      'createPet POST /pets',
+      'getPet GET /pets/{petId}',
+      'updatePet PATCH /pets/{petId}',
+    ]);
+    const scopes: Json = {
+      listPets: 'pets:read',
+      createPet: 'pets:write',
+      getPet: 'pets:read',
+      updatePet: 'pets:write',
+    };
     for (const op of operations) {
       expect(op.tags).toEqual(['animals']);
       // OpenAPI 3.0 lists scopes in a requirement only for OAuth2 and OpenID Connect schemes.
@@ -94,6 +104,20 @@ describe('OpenAPI document', () => {
       '500',
       '503',
     ]);
+    expect(statuses('/pets/{petId}', 'patch')).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '409',
+      '412',
+      '413',
+      '415',
+      '429',
+      '500',
+      '503',
+    ]);
     for (const item of Object.values<Json>(doc.paths)) {
       for (const op of Object.values<Json>(item)) {
         for (const [status, response] of Object.entries<Json>(op.responses)) {
@@ -135,6 +159,70 @@ describe('OpenAPI document', () => {
     expect(op.responses['201'].content['application/json'].schema).toEqual({
       $ref: '#/components/schemas/Pet',
     });
+  });
+
+  it('describes updatePet: a PetPatch merge patch or JSON body, If-Match, the transition table, a Pet with its ETag', () => {
+    const op = doc.paths['/pets/{petId}'].patch;
+    expect(op.deprecated).toBeUndefined();
+    const body = { schema: { $ref: '#/components/schemas/PetPatch' } };
+    expect(op.requestBody).toEqual({
+      required: true,
+      content: { 'application/merge-patch+json': body, 'application/json': body },
+    });
+    expect(op.parameters).toEqual([
+      expect.objectContaining({ name: 'petId', in: 'path', required: true }),
+      expect.objectContaining({ name: 'If-Match', in: 'header', required: false }),
+    ]);
+    expect(op.description).toContain(
+      [
+        '| from \\ to | available | pending | sold |',
+        '|---|---|---|---|',
+        '| (none) | yes | yes | yes |',
+        '| available | – | yes | yes |',
+        '| pending | yes | – | yes |',
+        '| sold | – | – | – |',
+      ].join('\n'),
+    );
+    expect(op.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/Pet',
+    });
+    expect(Object.keys(op.responses['200'].headers)).toEqual(['ETag', ...RATE_LIMIT_HEADER_NAMES]);
+    expect(op.responses['409'].content['application/json'].examples).toEqual({
+      INVALID_TRANSITION: expect.objectContaining({
+        value: {
+          code: 'INVALID_TRANSITION',
+          message:
+            'Pet 42 is available: its status can change to pending or sold, not to available',
+          status: 409,
+        },
+      }),
+    });
+    expect(Object.keys(op.responses['412'].content['application/json'].examples)).toEqual([
+      'PRECONDITION_FAILED',
+    ]);
+    expect(op.responses['415'].headers['Accept-Patch']).toBeDefined();
+    expect(op.responses['415'].content['application/json'].examples).toEqual({
+      UNSUPPORTED_MEDIA_TYPE: expect.objectContaining({
+        value: {
+          code: 'UNSUPPORTED_MEDIA_TYPE',
+          message: 'Content-Type must be application/merge-patch+json or application/json',
+          status: 415,
+        },
+      }),
+    });
+  });
+
+  it('has a PetPatch schema of optional NewPet fields, at least one, closed to others', () => {
+    const { PetPatch, NewPet } = doc.components.schemas;
+    expect(PetPatch).toMatchObject({
+      type: 'object',
+      minProperties: 1,
+      additionalProperties: false,
+    });
+    expect(PetPatch.required).toBeUndefined();
+    expect(Object.keys(PetPatch.properties)).toEqual(Object.keys(NewPet.properties));
+    expect(PetPatch.properties.name).toEqual(NewPet.properties.name);
+    expect(PetPatch.properties.categoryId).toEqual(NewPet.properties.categoryId);
   });
 
   it('marks getPet deprecated, with an int64 path id and the deprecation headers', () => {
@@ -183,6 +271,7 @@ describe('OpenAPI document', () => {
       ['/pets', 'get', '200'],
       ['/pets', 'post', '201'],
       ['/pets/{petId}', 'get', '200'],
+      ['/pets/{petId}', 'patch', '200'],
     ]) {
       const { responses } = doc.paths[path][method];
       expect(Object.keys(responses[success].headers)).toEqual(
@@ -219,7 +308,7 @@ describe('OpenAPI document', () => {
     for (const item of Object.values<Json>(doc.paths))
       for (const op of Object.values<Json>(item))
         for (const parameter of op.parameters ?? []) expect(parameter.description).toBeTruthy();
-    for (const name of ['Pet', 'NewPet', 'Error'])
+    for (const name of ['Pet', 'NewPet', 'PetPatch', 'Error'])
       for (const property of Object.values<Json>(doc.components.schemas[name].properties))
         expect(property.description).toBeTruthy();
     expect(doc.components.schemas.NewPet.additionalProperties).toBe(false);
@@ -241,6 +330,7 @@ describe('OpenAPI document', () => {
       }),
     ]);
     expect(Object.keys(op.responses['201'].headers)).toEqual([
+      'ETag',
       'Idempotent-Replayed',
       ...RATE_LIMIT_HEADER_NAMES,
     ]);
@@ -283,7 +373,9 @@ describe('OpenAPI document', () => {
       'FORBIDDEN',
       'NOT_FOUND',
       'METHOD_NOT_ALLOWED',
+      'INVALID_TRANSITION',
       'GONE',
+      'PRECONDITION_FAILED',
       'PAYLOAD_TOO_LARGE',
       'UNSUPPORTED_MEDIA_TYPE',
       'IDEMPOTENCY_KEY_REUSED',

@@ -94,7 +94,7 @@ describe.each(ENGINES)('traces over OTLP/HTTP on %s', (engine) => {
     expect(query.attributes).toMatchObject({
       'db.system.name': engine === 'postgres' ? 'postgresql' : 'sqlite',
       'db.query.text': expect.stringMatching(
-        /^SELECT p\.id, p\.name, p\.category_id, p\.status FROM pets p WHERE p\.id = (\?|\$1)$/,
+        /^SELECT p\.id, p\.name, p\.category_id, p\.status, p\.revision FROM pets p WHERE p\.id = (\?|\$1)$/,
       ),
     });
   });

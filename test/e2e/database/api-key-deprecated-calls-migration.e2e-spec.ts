@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataSource } from 'typeorm';
 import { loadConfig } from '../../../src/config/app-config.js';
 import { dataSourceOptions, openDataSource } from '../../../src/database/data-source.js';
+import { undoMigrationsThrough } from '../../support/migrations.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../../support/test-database.js';
 
 describe.each(ENGINES)('the migration adding last_deprecated_call_at [%s]', (engine) => {
@@ -29,7 +30,7 @@ describe.each(ENGINES)('the migration adding last_deprecated_call_at [%s]', (eng
   });
 
   it('reverts: the column goes, the keys stay', async () => {
-    await migrated.undoLastMigration();
+    await undoMigrationsThrough(migrated, 'ApiKeyDeprecatedCalls1795600000000');
     const [row] = await migrated.query('SELECT * FROM api_keys');
     expect(row).toMatchObject({ name: 'old', prefix: 'aaaaaaaaaaaa' });
     expect(Object.keys(row)).not.toContain('last_deprecated_call_at');
