@@ -61,17 +61,20 @@ export class AnswerChecks {
   check(request: SentRequest, answer: Answer): void {
     const context = `${request.method} answered ${answer.status}: ${answer.body.slice(0, 300)}`;
     expect(answer.status, context).toBeLessThan(500);
-    // Only a listPets or getPet 200 (or its 304) has an ETag, and it may be kept by a client
-    // cache that revalidates it; everything else is no-store (docs/api-design.md, "Conditional
-    // requests").
-    const validated = answer.headers.etag !== undefined;
-    if (validated) {
-      expect([200, 304], context).toContain(answer.status);
-      // A SHA-1 in base64url and nothing else (src/http/conditional-get.ts).
-      expect(answer.headers.etag, context).toMatch(/^W\/"[\w-]{27}"$/);
+    // A listPets or getPet 200 (or its 304) has an ETag, and it may be kept by a client cache that
+    // revalidates it; an answer that carries one pet after a write (createPet 201, updatePet 200)
+    // has the pet's ETag too, but is not cached; everything else is no-store (docs/api-design.md,
+    // "Conditional requests", "The pet lifecycle").
+    const etag = answer.headers.etag;
+    if (etag !== undefined) {
+      expect([200, 201, 304], context).toContain(answer.status);
+      // A SHA-1 in base64url (src/http/conditional-get.ts) or a pet's id and revision
+      // (src/pets/pet-entity-tag.ts), and nothing else.
+      expect(etag, context).toMatch(/^(?:W\/"[\w-]{27}"|"\d+-\d+")$/);
     }
+    const cacheable = etag !== undefined && ['GET', 'HEAD'].includes(request.method);
     expect(answer.headers['cache-control'], context).toBe(
-      validated ? 'private, no-cache' : 'no-store',
+      cacheable ? 'private, no-cache' : 'no-store',
     );
     if (answer.status === 304) expect(answer.body, context).toBe('');
     expect(answer.headers['x-content-type-options'], context).toBe('nosniff');

@@ -16,6 +16,7 @@ export interface Schema {
   default?: unknown;
   properties?: Record<string, Schema>;
   required?: string[];
+  minProperties?: number;
   items?: Schema;
   description?: string;
 }
@@ -211,7 +212,10 @@ export function validValue(
           validValue(doc, property, stringRule),
         ]),
       );
-      return fc.record(properties, { requiredKeys: s.required ?? [] });
+      const minProperties = s.minProperties ?? 0;
+      return fc
+        .record(properties, { requiredKeys: s.required ?? [] })
+        .filter((object) => Object.keys(object).length >= minProperties);
     }
     default:
       return fc.jsonValue();
@@ -355,16 +359,20 @@ function invalidObject(
         .tuple(valid, invalidValue(doc, s.properties![name], stringRule))
         .map(([object, bad]) => ({ ...object, [name]: bad })),
     );
-  const withoutRequired = fc
-    .tuple(valid, fc.subarray(s.required ?? [], { minLength: 1 }))
-    .filter(([, missing]) => missing.length > 0)
-    .map(([object, missing]) =>
-      Object.fromEntries(Object.entries(object).filter(([key]) => !missing.includes(key))),
-    );
+  const withoutRequired = s.required?.length
+    ? [
+        fc
+          .tuple(valid, fc.subarray(s.required, { minLength: 1 }))
+          .map(([object, missing]) =>
+            Object.fromEntries(Object.entries(object).filter(([key]) => !missing.includes(key))),
+          ),
+      ]
+    : [];
   const withUnknown = fc
     .tuple(valid, unknownFieldName(properties), fc.jsonValue({ maxDepth: 2 }))
     .map(([object, name, value]) => defineOwn(object, name, value));
-  return fc.oneof(withBadField, withoutRequired, withUnknown);
+  const tooFew = s.minProperties ? [fc.constant({})] : [];
+  return fc.oneof(withBadField, ...withoutRequired, withUnknown, ...tooFew);
 }
 
 /** Adds an own property, even `__proto__`, the way JSON.parse would. */
@@ -401,7 +409,9 @@ export function violations(
     (name) =>
       Object.hasOwn(object, name) && !conforms(doc, properties[name], object[name], stringRule),
   );
-  return [...unknown, ...missing, ...broken];
+  // Too few members is the body's fault as a whole, named by no field.
+  const tooFew = Object.keys(object).length < (s.minProperties ?? 0) ? [''] : [];
+  return [...unknown, ...missing, ...broken, ...tooFew];
 }
 
 export function conforms(

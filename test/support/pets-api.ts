@@ -12,6 +12,17 @@ export interface Pet {
   status?: string;
 }
 
+/**
+ * The lifecycle table of docs/api-design.md ("The pet lifecycle"), written out for the tests as
+ * their own expectation: the statuses a pet may move to from each (`none`: a pet without one).
+ */
+export const ALLOWED_TRANSITIONS: Record<string, string[]> = {
+  none: ['available', 'pending', 'sold'],
+  available: ['pending', 'sold'],
+  pending: ['available', 'sold'],
+  sold: [],
+};
+
 /** Creates a pet through the API, as a client would, and fails the test unless it is a 201. */
 export async function createPet(t: TestApp, pet: object): Promise<Pet> {
   const response = await t.request('POST', '/v1/pets', { body: pet });

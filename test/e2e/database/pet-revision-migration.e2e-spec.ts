@@ -9,10 +9,8 @@ describe.each(ENGINES)('the migration adding pets.revision [%s]', (engine) => {
   let database: TestDatabase;
   let migrated: DataSource;
 
-  const pets = async () =>
-    (await migrated.query('SELECT * FROM pets ORDER BY id')).map(
-      (row: Record<string, unknown>) => ({ ...row, id: Number(row.id) }),
-    );
+  const pets = async (): Promise<Record<string, unknown>[]> =>
+    migrated.query('SELECT * FROM pets ORDER BY id');
 
   beforeAll(async () => {
     database = await createTestDatabase(engine);

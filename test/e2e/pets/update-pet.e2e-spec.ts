@@ -1,18 +1,19 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiKeyStore } from '../../../src/auth/api-key-store.js';
-import { asStored, createPet, MAX_ID, type Pet, storedPets } from '../../support/pets-api.js';
+import {
+  ALLOWED_TRANSITIONS,
+  asStored,
+  createPet,
+  MAX_ID,
+  type Pet,
+  storedPets,
+} from '../../support/pets-api.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { ENGINES } from '../../support/test-database.js';
 
 const MERGE_PATCH = { 'content-type': 'application/merge-patch+json' };
 
-/** The lifecycle table of docs/api-design.md, written out here as the test's own expectation. */
-const ALLOWED: Record<string, string[]> = {
-  none: ['available', 'pending', 'sold'],
-  available: ['pending', 'sold'],
-  pending: ['available', 'sold'],
-  sold: [],
-};
+const ALLOWED = ALLOWED_TRANSITIONS;
 const STATUSES = ['available', 'pending', 'sold'];
 
 const invalidTransition = (id: number, from: string, message: string) => ({
