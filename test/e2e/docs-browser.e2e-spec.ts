@@ -59,7 +59,7 @@ describe.skipIf(!chromiumInstalled() && !process.env.CI)(
 
     // Functions passed to evaluate() run in the page. The project type-checks without the DOM
     // library, so the elements they receive are untyped here.
-    it('lists the three operations under the animals tag, getPet struck through as deprecated', async () => {
+    it('lists the four operations under the animals tag, getPet struck through as deprecated', async () => {
       const animals = page.locator('.opblock-tag-section', {
         has: page.locator('#operations-tag-animals'),
       });
@@ -70,16 +70,18 @@ describe.skipIf(!chromiumInstalled() && !process.env.CI)(
         'operations-animals-listPets',
         'operations-animals-createPet',
         'operations-animals-getPet',
+        'operations-animals-updatePet',
       ]);
       expect(await summaries(operations)).toEqual([
         'GET /pets List all animals',
         'POST /pets Add an animal',
         'GET /pets/{petId} Get an animal (deprecated)',
+        'PATCH /pets/{petId} Change an animal',
       ]);
       const deprecated = await operations.evaluateAll((blocks) =>
         blocks.map((block) => block.classList.contains('opblock-deprecated')),
       );
-      expect(deprecated).toEqual([false, false, true]);
+      expect(deprecated).toEqual([false, false, true, false]);
       const getPetPath = operation(page, 'getPet').locator('[data-path]');
       const decoration = await getPetPath.evaluate(
         (path) => path.ownerDocument.defaultView.getComputedStyle(path).textDecorationLine,
@@ -159,6 +161,39 @@ describe.skipIf(!chromiumInstalled() && !process.env.CI)(
       expect(second.status).toBe(201);
       expect(second.body.id).not.toBe(response.body.id);
       expect(second.headers).not.toContain('idempotent-replayed');
+    });
+
+    it('updatePet sells a pet as a merge patch with If-Match, then answers 409 to a second sale', async () => {
+      const pet = await createPetOverHttp(server.baseUrl, key, { name: 'Tom', categoryId: 3 });
+      await authorize(page, key);
+      const updatePet = operation(page, 'updatePet');
+      await tryItOut(updatePet);
+      expect(await updatePet.locator('.body-param-content-type select').inputValue()).toBe(
+        'application/merge-patch+json',
+      );
+      await updatePet.locator('tr[data-param-name="petId"] input').fill(String(pet.id));
+      await updatePet.locator('tr[data-param-name="If-Match"] input').fill(`"${pet.id}-1"`);
+      await updatePet.locator('textarea.body-param__text').fill(JSON.stringify({ status: 'sold' }));
+
+      const sold = await execute(updatePet);
+
+      expect(sold.requestUrl).toBe(`${server.baseUrl}/v1/pets/${pet.id}`);
+      expect(sold.status).toBe(200);
+      expect(sold.body).toEqual({ ...pet, status: 'sold' });
+      expect(sold.headers).toContain(`etag: "${pet.id}-2"`);
+
+      await updatePet.locator('tr[data-param-name="If-Match"] input').fill('');
+      await updatePet.getByRole('button', { name: 'Execute' }).click();
+      const shownStatus = updatePet.locator(
+        '.live-responses-table tbody tr.response td.response-col_status',
+      );
+      await expect.poll(() => shownStatus.innerText(), { timeout: 10_000 }).toContain('409');
+      const again = await readResponse(updatePet);
+      expect(again.body).toEqual({
+        code: 'INVALID_TRANSITION',
+        message: `Pet ${pet.id} is sold: its status can no longer change (asked for sold)`,
+        status: 409,
+      });
     });
 
     it('keeps the authorization across a reload (persistAuthorization)', async () => {

@@ -248,7 +248,7 @@ describe.each(ENGINES)('typed client example against the server [%s]', (engine) 
     return ((await response.json()) as Pet[]).map((pet) => pet.id);
   }
 
-  it('creates a pet, walks every page by its next link seeing each pet once, reads the pet back', async () => {
+  it('creates a pet, walks every page by its next link seeing each pet once, reads the pet back, sells it once', async () => {
     const lines: string[] = [];
 
     const result = await runExample({
@@ -267,6 +267,18 @@ describe.each(ENGINES)('typed client example against the server [%s]', (engine) 
       page: { pets: seeded.slice(0, 10), etag: expect.stringMatching(/^W\/"[\w-]{27}"$/) },
       changed: false,
     });
+    expect(result.sold).toEqual({
+      pet: { ...created, status: 'sold' },
+      etag: `"${created.id}-2"`,
+    });
+    expect(result.staleSale.body).toEqual({
+      code: 'PRECONDITION_FAILED',
+      message: `If-Match does not match the current ETag of pet ${created.id}: read the pet again, then retry`,
+      status: 412,
+    });
+    expect(explainError(result.staleSale.body)).toBe(
+      `Someone changed the pet since you read it (${result.staleSale.body.message}). Read it again and decide anew.`,
+    );
     const first = seeded[0].id;
     expect(lines).toEqual([
       `created #${created.id} Biscuit (category 1, available)`,
@@ -274,7 +286,11 @@ describe.each(ENGINES)('typed client example against the server [%s]', (engine) 
         '13 available, 11 pending, 11 sold, 11 no status) on 5 page(s) of up to 10',
       `read back #${created.id} Biscuit (category 1, available)`,
       `the first page is unchanged: 304 Not Modified for ${result.firstPageAgain.page.etag}`,
+      `sold #${created.id} Biscuit (category 1, sold) with If-Match: "${created.id}-1", now "${created.id}-2"`,
+      `a second sale with "${created.id}-1" is refused: 412 PRECONDITION_FAILED`,
     ]);
+    const stored = await getPet(createAnimalStoreClient(baseUrl, key), created.id);
+    expect(stored.status).toBe('sold');
   });
 
   it('polls a page with its ETag: 304 keeps the held page until a pet is added, then the new page', async () => {
@@ -399,6 +415,10 @@ describe.each(ENGINES)('typed client example against the server [%s]', (engine) 
       ),
       expect.stringMatching(/^read back #\d+ Biscuit \(category 1, available\)$/),
       expect.stringMatching(/^the first page is unchanged: 304 Not Modified for W\/"[\w-]{27}"$/),
+      expect.stringMatching(
+        /^sold #(\d+) Biscuit \(category 1, sold\) with If-Match: "\1-1", now "\1-2"$/,
+      ),
+      expect.stringMatching(/^a second sale with "\d+-1" is refused: 412 PRECONDITION_FAILED$/),
       '',
     ]);
     expect(refused).toEqual({

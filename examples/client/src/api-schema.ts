@@ -52,7 +52,22 @@ export interface paths {
     delete?: never;
     options?: never;
     head?: never;
-    patch?: never;
+    /**
+     * Change an animal
+     * @description Changes an animal: a JSON Merge Patch (RFC 7396) of `name`, `categoryId` and `status`. Naming `status` asks for a change of status, and only these are allowed (anything else, including the status the pet already has, is 409 `INVALID_TRANSITION`):
+     *
+     *     | from \ to | available | pending | sold |
+     *     |---|---|---|---|
+     *     | (none) | yes | yes | yes |
+     *     | available | – | yes | yes |
+     *     | pending | yes | – | yes |
+     *     | sold | – | – | – |
+     *
+     *     Send the ETag of the pet you read in `If-Match` to change it only if nobody else has since (412 `PRECONDITION_FAILED` otherwise). Of concurrent changes each applies to the pet as the one before left it, so of two clerks selling the same animal exactly one succeeds. A patch that changes nothing answers 200 and writes nothing. Refusals come in this order: 401, 403, 400/413/415, 404, 412, 409.
+     *
+     *     Needs an API key with the scope `pets:write`.
+     */
+    patch: operations['updatePet'];
     trace?: never;
   };
 }
@@ -105,6 +120,25 @@ export interface components {
        */
       status?: components['schemas']['PetStatus'];
     };
+    /** @description A JSON Merge Patch (RFC 7396) of a Pet: the members to change, with NewPet's rules. At least one; `null` removes nothing (every member is required or, for status, cannot be removed) and is refused, as is any other member. */
+    PetPatch: {
+      /**
+       * @description The animal's name: 1 to 255 characters (Unicode code points), not only whitespace, without U+0000.
+       * @example Rex
+       */
+      name?: string;
+      /**
+       * Format: int64
+       * @description Identifier of the category the animal belongs to.
+       * @example 1
+       */
+      categoryId?: number;
+      /**
+       * @description The status to move to; the allowed changes are in the operation's description. Naming the status the pet already has is refused (409).
+       * @example available
+       */
+      status?: components['schemas']['PetStatus'];
+    };
     /**
      * @description Machine-readable error code:
      *     - `VALIDATION_FAILED` (400): A parameter or the body is invalid; the message names the field.
@@ -113,9 +147,11 @@ export interface components {
      *     - `FORBIDDEN` (403): The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed.
      *     - `NOT_FOUND` (404): No pet with that id, or no such route.
      *     - `METHOD_NOT_ALLOWED` (405): The path exists but not with this method; see the Allow header.
+     *     - `INVALID_TRANSITION` (409): The status change is not allowed from the pet's current status; the message names both and the allowed targets. Nothing was changed.
      *     - `GONE` (410): The operation was removed at its Sunset date; the message names its replacement.
+     *     - `PRECONDITION_FAILED` (412): If-Match names no current ETag of the pet: it changed since it was read. Nothing was changed.
      *     - `PAYLOAD_TOO_LARGE` (413): The request body exceeds the configured size limit.
-     *     - `UNSUPPORTED_MEDIA_TYPE` (415): The request body is not application/json.
+     *     - `UNSUPPORTED_MEDIA_TYPE` (415): The request body is not of a type the operation takes: application/json, or for updatePet also application/merge-patch+json.
      *     - `IDEMPOTENCY_KEY_REUSED` (422): The Idempotency-Key was already used with a different body.
      *     - `RATE_LIMITED` (429): The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds.
      *     - `INTERNAL_ERROR` (500): An unexpected error; nothing about it is exposed.
@@ -129,7 +165,9 @@ export interface components {
       | 'FORBIDDEN'
       | 'NOT_FOUND'
       | 'METHOD_NOT_ALLOWED'
+      | 'INVALID_TRANSITION'
       | 'GONE'
+      | 'PRECONDITION_FAILED'
       | 'PAYLOAD_TOO_LARGE'
       | 'UNSUPPORTED_MEDIA_TYPE'
       | 'IDEMPOTENCY_KEY_REUSED'
@@ -146,9 +184,11 @@ export interface components {
        *     - `FORBIDDEN` (403): The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed.
        *     - `NOT_FOUND` (404): No pet with that id, or no such route.
        *     - `METHOD_NOT_ALLOWED` (405): The path exists but not with this method; see the Allow header.
+       *     - `INVALID_TRANSITION` (409): The status change is not allowed from the pet's current status; the message names both and the allowed targets. Nothing was changed.
        *     - `GONE` (410): The operation was removed at its Sunset date; the message names its replacement.
+       *     - `PRECONDITION_FAILED` (412): If-Match names no current ETag of the pet: it changed since it was read. Nothing was changed.
        *     - `PAYLOAD_TOO_LARGE` (413): The request body exceeds the configured size limit.
-       *     - `UNSUPPORTED_MEDIA_TYPE` (415): The request body is not application/json.
+       *     - `UNSUPPORTED_MEDIA_TYPE` (415): The request body is not of a type the operation takes: application/json, or for updatePet also application/merge-patch+json.
        *     - `IDEMPOTENCY_KEY_REUSED` (422): The Idempotency-Key was already used with a different body.
        *     - `RATE_LIMITED` (429): The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds.
        *     - `INTERNAL_ERROR` (500): An unexpected error; nothing about it is exposed.
@@ -319,6 +359,8 @@ export interface operations {
       /** @description The animal as stored, with its assigned id. */
       201: {
         headers: {
+          /** @description Strong validator of this pet: changes whenever the pet changes. Send it in `If-Match` on updatePet to change the pet only if nobody else has since, or in `If-None-Match` on getPet. */
+          ETag?: string;
           /** @description `true` when this is the stored response to an earlier request with the same Idempotency-Key. */
           'Idempotent-Replayed'?: 'true';
           /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
@@ -369,7 +411,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not application/json. */
+      /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not of a type the operation takes: application/json, or for updatePet also application/merge-patch+json. */
       415: {
         headers: {
           [name: string]: unknown;
@@ -442,7 +484,7 @@ export interface operations {
       /** @description The animal. */
       200: {
         headers: {
-          /** @description Weak validator of this answer, computed from its body and Link header: the same data gives the same ETag on every server. Send it back in `If-None-Match`. */
+          /** @description Strong validator of this pet: changes whenever the pet changes. Send it in `If-Match` on updatePet to change the pet only if nobody else has since, or in `If-None-Match` on getPet. */
           ETag?: string;
           /** @description A client cache may keep the answer but must revalidate it (`If-None-Match`) before each use; shared caches must not keep it. Every other answer is `no-store`. */
           'Cache-Control'?: 'private, no-cache';
@@ -467,7 +509,7 @@ export interface operations {
       /** @description Not Modified: `If-None-Match` matches the current answer. No body; the headers are those of the 200. */
       304: {
         headers: {
-          /** @description Weak validator of this answer, computed from its body and Link header: the same data gives the same ETag on every server. Send it back in `If-None-Match`. */
+          /** @description Strong validator of this pet: changes whenever the pet changes. Send it in `If-Match` on updatePet to change the pet only if nobody else has since, or in `If-None-Match` on getPet. */
           ETag?: string;
           /** @description A client cache may keep the answer but must revalidate it (`If-None-Match`) before each use; shared caches must not keep it. Every other answer is `no-store`. */
           'Cache-Control'?: 'private, no-cache';
@@ -538,6 +580,154 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description Seconds until the window resets. */
           'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request is accepted. */
+          'Retry-After'?: number;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `INTERNAL_ERROR`: An unexpected error; nothing about it is exposed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `SERVICE_UNAVAILABLE`: The database is unreachable; retry later. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  updatePet: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The `ETag` of the pet as you read it (a list of them, or `*`): the change is made only if the pet still has it, otherwise 412. Compared strongly: a weak tag (`W/"…"`) never matches. */
+        'If-Match'?: string;
+      };
+      path: {
+        /** @description The identifier of the animal. */
+        petId: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/merge-patch+json': components['schemas']['PetPatch'];
+        'application/json': components['schemas']['PetPatch'];
+      };
+    };
+    responses: {
+      /** @description The animal after the change. */
+      200: {
+        headers: {
+          /** @description Strong validator of this pet: changes whenever the pet changes. Send it in `If-Match` on updatePet to change the pet only if nobody else has since, or in `If-None-Match` on getPet. */
+          ETag?: string;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Pet'];
+        };
+      };
+      /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `NOT_FOUND`: No pet with that id, or no such route. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `INVALID_TRANSITION`: the table above does not allow this status change; the message names the current status and the allowed ones. Nothing was changed. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet: it changed since it was read. Nothing was changed. */
+      412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `PAYLOAD_TOO_LARGE`: The request body exceeds the configured size limit. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNSUPPORTED_MEDIA_TYPE`: the body is not application/merge-patch+json or application/json. */
+      415: {
+        headers: {
+          /** @description The body types this operation takes (RFC 5789 §3.1). */
+          'Accept-Patch'?: string;
           [name: string]: unknown;
         };
         content: {

@@ -107,6 +107,42 @@ export async function getPet(client: AnimalStoreClient, petId: number): Promise<
   return data;
 }
 
+/** A pet as read, with the ETag that names this version of it. */
+export interface HeldPet {
+  pet: Pet;
+  etag: string;
+}
+
+/** Reads one pet with its ETag, for a change that must not overwrite someone else's. */
+export async function readPet(client: AnimalStoreClient, petId: number): Promise<HeldPet> {
+  const { data, error, response } = await client.GET('/pets/{petId}', {
+    params: { path: { petId } },
+  });
+  if (data === undefined) throw failure('getPet', error, response);
+  return { pet: data, etag: entityTagOf(response, 'getPet') };
+}
+
+/**
+ * Sells the pet as it was read: a merge patch of its status, sent with the held ETag in If-Match.
+ * If anyone changed the pet since (another till sold it, say), the answer is 412
+ * PRECONDITION_FAILED and nothing changes; a pet already sold is 409 INVALID_TRANSITION.
+ */
+export async function sellPet(client: AnimalStoreClient, held: HeldPet): Promise<HeldPet> {
+  const { data, error, response } = await client.PATCH('/pets/{petId}', {
+    params: { path: { petId: held.pet.id }, header: { 'If-Match': held.etag } },
+    body: { status: 'sold' },
+    headers: { 'Content-Type': 'application/merge-patch+json' },
+  });
+  if (data === undefined) throw failure('updatePet', error, response);
+  return { pet: data, etag: entityTagOf(response, 'updatePet') };
+}
+
+function entityTagOf(response: Response, operation: string): string {
+  const etag = response.headers.get('ETag');
+  if (etag === null) throw new Error(`${operation}: the answer has no ETag`);
+  return etag;
+}
+
 /** A typed AnimalStoreError for the API's Error body; a plain Error when something else answered. */
 function failure(operation: string, error: unknown, response: Response): Error {
   if (isErrorBody(error)) return new AnimalStoreError(operation, error);
@@ -133,6 +169,10 @@ export function explainError(body: ErrorBody): string {
       return `The API key may not do this (${body.message}). Use a key with that scope: npm run --silent apikey -- create <name> --scopes pets:read,pets:write`;
     case 'GONE':
       return `This operation has been retired: ${body.message}`;
+    case 'PRECONDITION_FAILED':
+      return `Someone changed the pet since you read it (${body.message}). Read it again and decide anew.`;
+    case 'INVALID_TRANSITION':
+      return `The pet cannot change that way now: ${body.message}`;
     case 'RATE_LIMITED':
     case 'SERVICE_UNAVAILABLE':
       return `The service cannot answer now (${body.code}: ${body.message}). Retry later.`;
@@ -157,13 +197,18 @@ export interface ExampleResult {
   readBack: Pet;
   /** The first page read again with its ETag: unchanged, so a 304 and no body. */
   firstPageAgain: PageRead;
+  /** The new pet sold, with If-Match: the ETag it was read with. */
+  sold: HeldPet;
+  /** A second sale with the ETag read before the first: refused, 412, nothing changed. */
+  staleSale: AnimalStoreError;
 }
 
 export const EXAMPLE_PET: NewPet = { name: 'Biscuit', categoryId: 1, status: 'available' };
 
 /**
- * Adds a pet, walks every page of the catalogue, reads the new pet back by its id, and asks
- * whether the first page has changed since (it has not: 304).
+ * Adds a pet, walks every page of the catalogue, reads the new pet back by its id, asks whether
+ * the first page has changed since (it has not: 304), sells the pet as it was read, and shows that
+ * a second sale from the same read is refused.
  */
 export async function runExample({
   baseUrl,
@@ -180,7 +225,8 @@ export async function runExample({
   for await (const page of listPetPages(client, pageSize)) pages.push(page);
   log(`listed ${summarize(pages.flat())} on ${pages.length} page(s) of up to ${pageSize}`);
 
-  const readBack = await getPet(client, created.id);
+  const held = await readPet(client, created.id);
+  const readBack = held.pet;
   log(`read back ${describePet(readBack)}`);
 
   const firstPage = await readPage(client, { limit: pageSize });
@@ -191,7 +237,23 @@ export async function runExample({
       : `the first page is unchanged: 304 Not Modified for ${firstPage.page.etag}`,
   );
 
-  return { created, pages, readBack, firstPageAgain };
+  const sold = await sellPet(client, held);
+  log(`sold ${describePet(sold.pet)} with If-Match: ${held.etag}, now ${sold.etag}`);
+  const staleSale = await sellPet(client, held).then(
+    () => {
+      throw new Error('updatePet: a sale with a stale ETag was accepted');
+    },
+    (error: unknown) => {
+      if (error instanceof AnimalStoreError && error.body.code === 'PRECONDITION_FAILED')
+        return error;
+      throw error;
+    },
+  );
+  log(
+    `a second sale with ${held.etag} is refused: ${staleSale.body.status} ${staleSale.body.code}`,
+  );
+
+  return { created, pages, readBack, firstPageAgain, sold, staleSale };
 }
 
 function describePet({ id, name, categoryId, status }: Pet): string {
