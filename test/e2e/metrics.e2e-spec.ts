@@ -89,6 +89,10 @@ describe.skipIf(!hasPrometheus).each(ENGINES)(
       expect([created.status, replayed.status]).toEqual([201, 201]);
       const id = (created.body as { id: number }).id;
       for (let i = 0; i < 3; i++) expect((await client.get(`/v1/pets/${id}`)).status).toBe(200);
+      for (const expected of [200, 409]) {
+        const sale = await client.patch(`/v1/pets/${id}`, { status: 'sold' });
+        expect(sale.status).toBe(expected);
+      }
       expect((await client.get('/v1/pets?limit=2')).status).toBe(200);
       expect((await client.get('/v1/pets/999999')).status).toBe(404);
       expect((await anonymous.get('/v1/pets')).status).toBe(401);
@@ -126,6 +130,8 @@ describe.skipIf(!hasPrometheus).each(ENGINES)(
         'operation=listPets,method=GET,status_class=2xx 1',
         'operation=listPets,method=GET,status_class=4xx 4',
         'operation=unmatched,method=GET,status_class=4xx 1',
+        'operation=updatePet,method=PATCH,status_class=2xx 1',
+        'operation=updatePet,method=PATCH,status_class=4xx 1',
       ]);
       const labelNames = new Set(
         (await prometheus.query('animal_store_http_request_duration_seconds_count')).flatMap((s) =>
@@ -153,7 +159,12 @@ describe.skipIf(!hasPrometheus).each(ENGINES)(
     it('counts error responses by code, idempotent replays and deprecated calls by key name', async () => {
       expect(
         byLabels(await samplesOf(prometheus, 'animal_store_http_errors_total'), ['code']),
-      ).toEqual(['code=NOT_FOUND 2', 'code=UNAUTHORIZED 3', 'code=VALIDATION_FAILED 1']);
+      ).toEqual([
+        'code=INVALID_TRANSITION 1',
+        'code=NOT_FOUND 2',
+        'code=UNAUTHORIZED 3',
+        'code=VALIDATION_FAILED 1',
+      ]);
       expect(
         byLabels(await samplesOf(prometheus, 'animal_store_auth_failures_total'), ['reason']),
       ).toEqual(['reason=malformed 1', 'reason=missing 1', 'reason=unknown 1']);
@@ -192,8 +203,9 @@ describe.skipIf(!hasPrometheus).each(ENGINES)(
         'operation=INSERT idempotency_keys,role=primary 2',
         'operation=INSERT pets,role=primary 2',
         'operation=SELECT idempotency_keys,role=primary 1',
-        'operation=SELECT pets,role=primary 5',
+        'operation=SELECT pets,role=primary 7',
         ping,
+        'operation=UPDATE pets,role=primary 1',
       ]);
       const pools = await prometheus.query('animal_store_db_pool_connections');
       if (engine === 'postgres')

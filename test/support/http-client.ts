@@ -14,6 +14,8 @@ export interface Outcome {
 export interface ApiClient {
   get(path: string, headers?: Record<string, string>): Promise<Outcome>;
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<Outcome>;
+  /** A JSON merge patch (the body is sent as application/merge-patch+json). */
+  patch(path: string, body: unknown, headers?: Record<string, string>): Promise<Outcome>;
   /** Closes the kept-alive sockets. */
   close(): void;
 }
@@ -71,6 +73,8 @@ export function apiClient(baseUrl: string, key: string | null, connections = 8):
   return {
     get: (path, headers) => send('GET', path, undefined, headers),
     post: (path, body, headers) => send('POST', path, body, headers),
+    patch: (path, body, headers) =>
+      send('PATCH', path, body, { 'content-type': 'application/merge-patch+json', ...headers }),
     close: () => agent.destroy(),
   };
 }
