@@ -66,6 +66,25 @@ async function keepReading(api: ApiClient, petId: number, running: () => boolean
   return reads;
 }
 
+interface Sale {
+  petId: number;
+  outcome: Outcome;
+}
+
+/**
+ * Tries to sell each pet in turn, as a till would, until `running()` turns false: several tills
+ * going through the same ids compete for each pet at about the same moment.
+ */
+async function keepSelling(api: ApiClient, petIds: number[], running: () => boolean) {
+  const sales: Sale[] = [];
+  for (const petId of petIds) {
+    if (!running()) break;
+    sales.push({ petId, outcome: await api.patch(`/v1/pets/${petId}`, { status: 'sold' }) });
+    await sleep(20);
+  }
+  return sales;
+}
+
 const isUnavailable = (outcome: Outcome) =>
   outcome.status === 503 &&
   outcome.headers?.['retry-after'] === '1' &&
@@ -218,6 +237,41 @@ describe.skipIf(!CLUSTER_AVAILABLE)('the service on Patroni + HAProxy [cluster]'
     expect(stored.size).toBe(writes.length - failed.length);
     expect((await cluster.status()).primary).toBe(to);
   }, 60_000);
+
+  it('sells each pet at most once through a planned switchover: every failure a 503', async () => {
+    // The last switchover's old primary rejoins as the synchronous standby first.
+    await waitForSyncStandby();
+    const created = await inParallel(150, 8, (i) =>
+      api.post('/v1/pets', { name: `for sale ${i}`, categoryId: 4, status: 'available' }),
+    );
+    expect(tally(created)).toEqual({ 201: 150 });
+    const petIds = created.map((outcome) => (outcome.body as Pet).id);
+    let running = true;
+    const tills = Promise.all([1, 2, 3, 4].map(() => keepSelling(api, petIds, () => running)));
+    await sleep(1_000);
+    const { from, to } = await cluster.run<{ from: string; to: string }>('switchover');
+    await sleep(3_000);
+    running = false;
+    const sales = (await tills).flat();
+
+    const outcomes = sales.map((sale) => sale.outcome);
+    const summary = `${from} -> ${to}: ${JSON.stringify(tally(outcomes))}`;
+    expect(
+      outcomes.every((o) => o.status === 200 || o.status === 409 || isUnavailable(o)),
+      summary,
+    ).toBe(true);
+    const sold = sales.filter((sale) => sale.outcome.status === 200).map((sale) => sale.petId);
+    expect(sold.length, summary).toBeGreaterThan(0);
+    expect(new Set(sold).size, `a pet was sold twice: ${summary}`).toBe(sold.length);
+    const stored = await queryRows<{ id: string; status: string; revision: number }>(
+      writeUrl,
+      'SELECT id, status, revision FROM pets WHERE id = ANY($1)',
+      [sold],
+    );
+    expect(stored.every((row) => row.status === 'sold' && row.revision === 2)).toBe(true);
+    expect(stored).toHaveLength(sold.length);
+    console.info(`[cluster] sales through a switchover ${summary}`);
+  }, 90_000);
 
   it('routes around a killed app instance: only requests in flight on it fail', async () => {
     let running = true;
