@@ -33,6 +33,7 @@ describe.each(ENGINES)('authentication [%s]', (engine) => {
     ['GET', '/v1/pets'],
     ['POST', '/v1/pets'],
     ['GET', '/v1/pets/1'],
+    ['PATCH', '/v1/pets/1'],
   ] as const)('guards %s %s: no key, 401', async (method, url) => {
     expectUnauthorized(await t.request(method, url, { key: null }), UNAUTHORIZED_MISSING);
   });

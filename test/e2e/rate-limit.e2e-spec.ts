@@ -33,7 +33,7 @@ const noBudgetHeaders = (response: Response) =>
   Object.keys(response.headers).filter((name) => name.startsWith('ratelimit'));
 
 describe.each(ENGINES)('rate limits per API key [%s]', (engine) => {
-  const LIMIT = 3;
+  const LIMIT = 4;
   let t: TestApp;
   beforeAll(async () => {
     t = await startTestApp(engine, { RATE_LIMIT_PER_MINUTE: String(LIMIT) });
@@ -44,16 +44,22 @@ describe.each(ENGINES)('rate limits per API key [%s]', (engine) => {
     const { key } = await t.app.get(ApiKeyStore).create('budget');
     const list = await t.request('GET', '/v1/pets', { key });
     expect(list.statusCode).toBe(200);
-    expectBudget(list, LIMIT, 2);
+    expectBudget(list, LIMIT, 3);
     const created = await t.request('POST', '/v1/pets', {
       key,
       body: { name: 'Rex', categoryId: 1 },
     });
     expect(created.statusCode).toBe(201);
-    expectBudget(created, LIMIT, 1);
+    expectBudget(created, LIMIT, 2);
     const read = await t.request('GET', `/v1/pets/${created.json().id}`, { key });
     expect(read.statusCode).toBe(200);
-    expectBudget(read, LIMIT, 0);
+    expectBudget(read, LIMIT, 1);
+    const renamed = await t.request('PATCH', `/v1/pets/${created.json().id}`, {
+      key,
+      body: { name: 'Rex' },
+    });
+    expect(renamed.statusCode).toBe(200);
+    expectBudget(renamed, LIMIT, 0);
 
     expectRateLimited(await t.request('GET', '/v1/pets', { key }), LIMIT);
     const refusedCreate = await t.request('POST', '/v1/pets', {
@@ -61,8 +67,13 @@ describe.each(ENGINES)('rate limits per API key [%s]', (engine) => {
       body: { name: 'Not stored', categoryId: 1 },
     });
     expectRateLimited(refusedCreate, LIMIT);
-    const names = await t.dataSource.query('SELECT name FROM pets');
-    expect(names).toEqual([{ name: 'Rex' }]);
+    const refusedSale = await t.request('PATCH', `/v1/pets/${created.json().id}`, {
+      key,
+      body: { status: 'sold' },
+    });
+    expectRateLimited(refusedSale, LIMIT);
+    const pets = await t.dataSource.query('SELECT name, status FROM pets');
+    expect(pets).toEqual([{ name: 'Rex', status: null }]);
   });
 
   it('gives each key its own budget', async () => {
