@@ -165,22 +165,23 @@ describe.skipIf(!chromiumInstalled() && !process.env.CI)(
 
     it('updatePet sells a pet as a merge patch with If-Match, then answers 409 to a second sale', async () => {
       const pet = await createPetOverHttp(server.baseUrl, key, { name: 'Tom', categoryId: 3 });
+      const id = pet.id as number;
       await authorize(page, key);
       const updatePet = operation(page, 'updatePet');
       await tryItOut(updatePet);
       expect(await updatePet.locator('.body-param-content-type select').inputValue()).toBe(
         'application/merge-patch+json',
       );
-      await updatePet.locator('tr[data-param-name="petId"] input').fill(String(pet.id));
-      await updatePet.locator('tr[data-param-name="If-Match"] input').fill(`"${pet.id}-1"`);
+      await updatePet.locator('tr[data-param-name="petId"] input').fill(String(id));
+      await updatePet.locator('tr[data-param-name="If-Match"] input').fill(`"${id}-1"`);
       await updatePet.locator('textarea.body-param__text').fill(JSON.stringify({ status: 'sold' }));
 
       const sold = await execute(updatePet);
 
-      expect(sold.requestUrl).toBe(`${server.baseUrl}/v1/pets/${pet.id}`);
+      expect(sold.requestUrl).toBe(`${server.baseUrl}/v1/pets/${id}`);
       expect(sold.status).toBe(200);
       expect(sold.body).toEqual({ ...pet, status: 'sold' });
-      expect(sold.headers).toContain(`etag: "${pet.id}-2"`);
+      expect(sold.headers).toContain(`etag: "${id}-2"`);
 
       await updatePet.locator('tr[data-param-name="If-Match"] input').fill('');
       await updatePet.getByRole('button', { name: 'Execute' }).click();
@@ -191,7 +192,7 @@ describe.skipIf(!chromiumInstalled() && !process.env.CI)(
       const again = await readResponse(updatePet);
       expect(again.body).toEqual({
         code: 'INVALID_TRANSITION',
-        message: `Pet ${pet.id} is sold: its status can no longer change (asked for sold)`,
+        message: `Pet ${id} is sold: its status can no longer change (asked for sold)`,
         status: 409,
       });
     });
