@@ -53,6 +53,7 @@ describe.skipIf(!ENGINES.includes('postgres'))('replicas on one database [postgr
         { name: 'IdempotencyKeysTable1795400000000' },
         { name: 'ApiKeyScopesExpiry1795500000000' },
         { name: 'ApiKeyDeprecatedCalls1795600000000' },
+        { name: 'PetRevision1795700000000' },
       ]);
     } finally {
       await Promise.all(replicas.map((replica) => replica.close()));
