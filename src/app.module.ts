@@ -8,6 +8,7 @@ import { RequestValidationPipe } from './http/request-validation.pipe.js';
 import { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { RouteTable } from './http/route-table.js';
@@ -28,6 +29,7 @@ export class AppModule {
         AuthModule,
         RateLimitModule.forRoot(config),
         PetsModule,
+        EventsModule,
         HealthModule,
         MetricsModule.forRoot(config),
       ],

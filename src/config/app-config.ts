@@ -43,6 +43,8 @@ export class AppConfig {
   readonly authFailureLimitPerMinute!: number;
   /** Proxies whose X-Forwarded-For is believed: IP addresses and CIDR ranges. */
   readonly trustedProxies!: readonly string[];
+  /** How many days events are kept for the feed and the stream (docs/events.md, "Retention"). */
+  readonly eventRetentionDays!: number;
 }
 
 export class ConfigError extends Error {
@@ -71,6 +73,7 @@ const DEFAULTS = {
   METRICS_HOST: '127.0.0.1',
   AUTH_FAILURE_LIMIT_PER_MINUTE: '60',
   TRUSTED_PROXIES: '',
+  EVENT_RETENTION_DAYS: '30',
 } as const;
 
 /** Every variable the service reads. */
@@ -111,6 +114,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       1_000_000,
     ),
     trustedProxies: addressRanges('TRUSTED_PROXIES', read('TRUSTED_PROXIES')),
+    eventRetentionDays: integer('EVENT_RETENTION_DAYS', read('EVENT_RETENTION_DAYS'), 1, 3650),
   };
   return Object.freeze(Object.assign(new AppConfig(), config));
 }

@@ -20,6 +20,7 @@ export function statementName(sql: string): string {
 export class ObservedSqlRunner extends SqlRunner {
   private readonly names = new Map<string, string>();
   readonly rowLock: string;
+  readonly commitHorizon: string;
 
   constructor(
     private readonly inner: SqlRunner,
@@ -28,6 +29,7 @@ export class ObservedSqlRunner extends SqlRunner {
   ) {
     super(inner.driver);
     this.rowLock = inner.rowLock;
+    this.commitHorizon = inner.commitHorizon;
   }
 
   read(sql: string, params: unknown[]): Promise<Row[]> {

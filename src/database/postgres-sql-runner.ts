@@ -10,6 +10,8 @@ import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
  */
 export class PostgresSqlRunner extends SqlRunner {
   readonly rowLock = ' FOR UPDATE';
+  /** The oldest transaction still running, as of this statement's snapshot. */
+  readonly commitHorizon = 'pg_snapshot_xmin(pg_current_snapshot())::text::bigint';
   private readonly statementNames = new Map<string, string>();
 
   /** `onReadFallback` hears of each read the primary answered because the read node failed. */

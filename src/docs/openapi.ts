@@ -29,6 +29,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .addServer(config.publicBaseUrl, 'Production')
     .addServer(config.stagingBaseUrl, 'Staging')
     .addTag('animals', 'The animal catalogue.')
+    .addTag('events', 'Changes of the catalogue, in the order they were committed.')
     .addBearerAuth(
       {
         type: 'http',

@@ -20,6 +20,8 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   METHOD_NOT_ALLOWED: 'Method DELETE is not allowed here; use GET, HEAD, POST',
   INVALID_TRANSITION: 'Pet 42 is sold: its status can no longer change (asked for available)',
   GONE: 'This operation was removed; the message names its replacement',
+  CURSOR_EXPIRED:
+    'Events after this cursor were deleted (older than 30 days); read the feed again without after',
   PRECONDITION_FAILED:
     'If-Match does not match the current ETag of pet 42: read the pet again, then retry',
   PAYLOAD_TOO_LARGE: 'Request body exceeds 16384 bytes',

@@ -32,6 +32,11 @@ export const ERROR_CODES = {
     status: 410,
     meaning: 'The operation was removed at its Sunset date; the message names its replacement.',
   },
+  CURSOR_EXPIRED: {
+    status: 410,
+    meaning:
+      'The events cursor is older than the retention period (EVENT_RETENTION_DAYS): events after it were deleted. Start again without `after`.',
+  },
   PRECONDITION_FAILED: {
     status: 412,
     meaning:

@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Res } from 
 import {
   ApiConsumes,
   ApiCreatedResponse,
+  ApiExtraModels,
   ApiHeader,
   ApiOkResponse,
   ApiOperation,
@@ -28,6 +29,7 @@ import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
 import { PetPatchDto } from './dto/pet-patch.dto.js';
+import { PetChangeDto } from './dto/pet-change.dto.js';
 import { RespondsWithPet, RespondsWithPets } from './dto/pet-response.schema.js';
 import { ID_SCHEMA } from './dto/pet-properties.js';
 import {
@@ -104,6 +106,8 @@ const LIST_PETS_DESCRIPTION =
   'the walk began exactly once, even while animals are being added.';
 
 @ApiTags('animals')
+// The events feature's PetEvent refers to it by name (docs/events.md).
+@ApiExtraModels(PetChangeDto)
 @ApiErrorResponses(401)
 @ApiRateLimitedResponse()
 @ApiErrorResponses(500, 503)

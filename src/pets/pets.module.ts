@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
+import { EventsModule } from '../events/events.module.js';
 import { Clock } from '../time/clock.js';
 import { IdempotencyKeyEntity } from './idempotency-key.entity.js';
 import { PetEntity } from './pet.entity.js';
@@ -10,7 +11,7 @@ import { PetsService } from './pets.service.js';
 
 @Module({
   // The sunset guard notes which API key called a deprecated operation.
-  imports: [AuthModule, TypeOrmModule.forFeature([PetEntity, IdempotencyKeyEntity])],
+  imports: [AuthModule, EventsModule, TypeOrmModule.forFeature([PetEntity, IdempotencyKeyEntity])],
   controllers: [PetsController],
   providers: [PetsService, PetsRepository, Clock],
 })

@@ -17,7 +17,6 @@ export interface PetPageQuery {
 }
 
 export type NewPetRow = Omit<PetEntity, 'id' | 'revision'>;
-export type IdempotencyClaim = Omit<IdempotencyKeyEntity, 'petId'>;
 
 /** A claim with the pet it made. */
 export interface ClaimedPet {
@@ -77,9 +76,6 @@ function statements(db: SqlRunner) {
   };
 }
 
-/** Thrown inside the claim's transaction to roll the pet back when the key is already taken. */
-class ClaimTaken extends Error {}
-
 /** All SQL on `pets` and `idempotency_keys`. */
 @Injectable()
 export class PetsRepository {
@@ -101,11 +97,6 @@ export class PetsRepository {
     return row ? toPetEntity(row) : null;
   }
 
-  async insert(pet: NewPetRow): Promise<PetEntity> {
-    const [row] = await this.write(this.sql.insert, pet);
-    return { ...pet, id: Number(row.id), revision: 1 };
-  }
-
   /** Runs `work` in one transaction on the primary: everything it writes commits, or nothing. */
   transaction<T>(work: (transaction: SqlTransaction) => Promise<T>): Promise<T> {
     return this.db.transaction(work);
@@ -125,28 +116,24 @@ export class PetsRepository {
     return { ...pet, revision: Number(row.revision) };
   }
 
+  async insert(transaction: SqlTransaction, pet: NewPetRow): Promise<PetEntity> {
+    const { insert } = this.sql;
+    const [row] = await transaction.query(insert.text, insert.values(pet));
+    return { ...pet, id: Number(row.id), revision: 1 };
+  }
+
   /**
-   * The pet and its claim in one transaction; undefined, storing nothing, when this API key already
-   * claimed the key. The claim's primary key decides, not a prior lookup, so concurrent retries on
-   * any number of instances create one pet.
+   * Claims the Idempotency-Key for the pet; false, claiming nothing, when this API key already
+   * claimed it. The claim's primary key decides, not a prior lookup, so concurrent retries on any
+   * number of instances claim it once.
    */
-  async insertClaimed(pet: NewPetRow, claim: IdempotencyClaim): Promise<PetEntity | undefined> {
-    const { insert, insertClaim } = this.sql;
-    try {
-      return await this.db.transaction(async (transaction) => {
-        const [row] = await transaction.query(insert.text, insert.values(pet));
-        const id = Number(row.id);
-        const claimed = await transaction.query(
-          insertClaim.text,
-          insertClaim.values({ ...claim, petId: id, expiresAt: claim.expiresAt.toISOString() }),
-        );
-        if (claimed.length === 0) throw new ClaimTaken();
-        return { ...pet, id, revision: 1 };
-      });
-    } catch (error) {
-      if (error instanceof ClaimTaken) return undefined;
-      throw error;
-    }
+  async claim(transaction: SqlTransaction, claim: IdempotencyKeyEntity): Promise<boolean> {
+    const { insertClaim } = this.sql;
+    const claimed = await transaction.query(
+      insertClaim.text,
+      insertClaim.values({ ...claim, expiresAt: claim.expiresAt.toISOString() }),
+    );
+    return claimed.length > 0;
   }
 
   /** Read from the primary: the claim may have been committed a moment ago by another instance. */

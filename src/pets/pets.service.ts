@@ -2,7 +2,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { ApiError, IDEMPOTENCY_KEY_REUSED_MESSAGE, notFound } from '../errors/api-error.js';
 import { type IfMatch, ifMatchAllows } from '../http/if-match.js';
-import { DEFAULT_PAGE_SIZE, ListPetsQueryDto } from './dto/list-pets-query.dto.js';
+import { DEFAULT_PAGE_SIZE } from '../http/page-limit.js';
+import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
 import type { PetPatchDto } from './dto/pet-patch.dto.js';
@@ -12,6 +13,10 @@ import { PetEntity } from './pet.entity.js';
 import { petEntityTag } from './pet-entity-tag.js';
 import { canTransition, invalidTransition } from './pet-lifecycle.js';
 import { PetsRepository } from './pets.repository.js';
+import type { IdempotencyKeyEntity } from './idempotency-key.entity.js';
+import type { SqlTransaction } from '../database/sql-runner.js';
+import { PetEventsRepository } from '../events/pet-events.repository.js';
+import { Clock } from '../time/clock.js';
 
 export interface PetPage {
   pets: PetDto[];
@@ -37,7 +42,11 @@ const EXPIRED_KEY_SWEEP_MS = 60 * 60 * 1000;
 export class PetsService {
   private readonly logger = new Logger('Pets');
 
-  constructor(private readonly pets: PetsRepository) {}
+  constructor(
+    private readonly pets: PetsRepository,
+    private readonly events: PetEventsRepository,
+    private readonly clock: Clock,
+  ) {}
 
   /** Every instance sweeps; the DELETE is idempotent, so overlapping sweeps are harmless. */
   @Interval(EXPIRED_KEY_SWEEP_MS)
@@ -65,8 +74,10 @@ export class PetsService {
     };
   }
 
-  async create({ name, categoryId, status }: NewPetDto): Promise<TaggedPet> {
-    return tagged(await this.pets.insert({ name, categoryId, status: status ?? null }));
+  async create(newPet: NewPetDto): Promise<TaggedPet> {
+    return this.pets.transaction(async (transaction) =>
+      tagged(await this.insertWithEvent(transaction, newPet)),
+    );
   }
 
   /**
@@ -76,12 +87,11 @@ export class PetsService {
    */
   async createOnce(newPet: NewPetDto, apiKeyId: number, key: string): Promise<CreatedPet> {
     const requestHash = createPetRequestHash(newPet);
-    const row = { name: newPet.name, categoryId: newPet.categoryId, status: newPet.status ?? null };
     // Each pass either settles or saw the key freed (expired) since the last: a few always do.
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = new Date();
       const expiresAt = new Date(now.getTime() + IDEMPOTENCY_KEY_TTL_MS);
-      const created = await this.pets.insertClaimed(row, { apiKeyId, key, requestHash, expiresAt });
+      const created = await this.insertClaimed(newPet, { apiKeyId, key, requestHash, expiresAt });
       if (created) return { ...tagged(created), replayed: false };
 
       const earlier = await this.pets.findClaimedPet(apiKeyId, key);
@@ -96,6 +106,44 @@ export class PetsService {
       return { ...tagged(earlier.pet), replayed: true };
     }
     throw new Error('Idempotency-Key claim did not settle');
+  }
+
+  /**
+   * The pet, its claim and its event in one transaction; undefined, storing nothing, when this API
+   * key already claimed the key.
+   */
+  private async insertClaimed(
+    newPet: NewPetDto,
+    claim: Omit<IdempotencyKeyEntity, 'petId'>,
+  ): Promise<PetEntity | undefined> {
+    try {
+      return await this.pets.transaction(async (transaction) => {
+        const created = await this.insertWithEvent(transaction, newPet);
+        if (!(await this.pets.claim(transaction, { ...claim, petId: created.id })))
+          throw new ClaimTaken();
+        return created;
+      });
+    } catch (error) {
+      if (error instanceof ClaimTaken) return undefined;
+      throw error;
+    }
+  }
+
+  private async insertWithEvent(
+    transaction: SqlTransaction,
+    { name, categoryId, status }: NewPetDto,
+  ): Promise<PetEntity> {
+    const created = await this.pets.insert(transaction, {
+      name,
+      categoryId,
+      status: status ?? null,
+    });
+    await this.events.append(transaction, {
+      type: 'pet.created',
+      occurredAt: this.clock.now(),
+      pet: toPetDto(created),
+    });
+    return created;
   }
 
   async get(id: number): Promise<TaggedPet> {
@@ -130,10 +178,31 @@ export class PetsService {
         status: patch.status ?? current.status,
       };
       if (sameFields(current, next)) return tagged(current);
-      // Anything else a change records goes here, so that it commits with the change or not at all.
-      return tagged(await this.pets.update(transaction, next));
+      const updated = await this.pets.update(transaction, next);
+      await this.events.append(transaction, {
+        type: 'pet.updated',
+        occurredAt: this.clock.now(),
+        pet: toPetDto(updated),
+        previous: previousFields(current, next),
+      });
+      return tagged(updated);
     });
   }
+}
+
+/** Thrown inside the claim's transaction to roll the pet back when the key is already taken. */
+class ClaimTaken extends Error {}
+
+/** The changed members' old values, in the Pet's order; a status the pet lacked as null. */
+function previousFields(
+  pet: PetEntity,
+  next: Omit<PetEntity, 'revision'>,
+): Record<string, unknown> {
+  const previous: Record<string, unknown> = {};
+  if (pet.name !== next.name) previous.name = pet.name;
+  if (pet.categoryId !== next.categoryId) previous.categoryId = pet.categoryId;
+  if (pet.status !== next.status) previous.status = pet.status;
+  return previous;
 }
 
 function sameFields(pet: PetEntity, next: Omit<PetEntity, 'revision'>): boolean {

@@ -32,7 +32,7 @@ describe('OpenAPI document', () => {
     ]);
   });
 
-  it('has the three operations of the seed and updatePet, tagged animals, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
+  it('has the three operations of the seed, updatePet and listEvents, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item as Json).map(([method, op]): Json => ({ path, method, ...(op as Json) })),
     );
@@ -45,15 +45,17 @@ describe('OpenAPI document', () => {
       'createPet POST /pets',
       'getPet GET /pets/{petId}',
       'updatePet PATCH /pets/{petId}',
+      'listEvents GET /events',
     ]);
     const scopes: Json = {
       listPets: 'pets:read',
       createPet: 'pets:write',
       getPet: 'pets:read',
       updatePet: 'pets:write',
+      listEvents: 'pets:read',
     };
     for (const op of operations) {
-      expect(op.tags).toEqual(['animals']);
+      expect(op.tags).toEqual([op.operationId === 'listEvents' ? 'events' : 'animals']);
       // OpenAPI 3.0 lists scopes in a requirement only for OAuth2 and OpenID Connect schemes.
       expect(op.security).toEqual([{ bearerAuth: [] }]);
       expect(op['x-required-scopes']).toEqual([scopes[op.operationId]]);
@@ -375,6 +377,7 @@ describe('OpenAPI document', () => {
       'METHOD_NOT_ALLOWED',
       'INVALID_TRANSITION',
       'GONE',
+      'CURSOR_EXPIRED',
       'PRECONDITION_FAILED',
       'PAYLOAD_TOO_LARGE',
       'UNSUPPORTED_MEDIA_TYPE',

@@ -70,10 +70,52 @@ export interface paths {
     patch: operations['updatePet'];
     trace?: never;
   };
+  '/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Follow the changes
+     * @description The change feed: every committed change of a pet, oldest first, in the one order of events. Every answer has `Link: <…>; rel="next"`, the position after the last event served (or the same position when there was none), so a follower requests that link, now or later, forever, and sees every event exactly once, in order, whichever instance answers.
+     *
+     *     Needs an API key with the scope `pets:read`.
+     */
+    get: operations['listEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    /** @description The old values of exactly the members a change changed; a status the pet did not have is `null`. */
+    PetChange: {
+      /**
+       * @description The name before the change.
+       * @example Rex
+       */
+      name?: string;
+      /**
+       * Format: int64
+       * @description The category before the change.
+       * @example 1
+       */
+      categoryId?: number;
+      /**
+       * @description The status before the change; `null` when the pet had none.
+       * @example available
+       * @enum {string|null}
+       */
+      status?: 'available' | 'pending' | 'sold' | null;
+    };
     /** @enum {string} */
     PetStatus: 'available' | 'pending' | 'sold';
     /** @description An animal in the catalogue: all fields of NewPet plus its id. */
@@ -140,6 +182,35 @@ export interface components {
       status?: components['schemas']['PetStatus'];
     };
     /**
+     * @description What happened.
+     * @enum {string}
+     */
+    PetEventType: 'pet.created' | 'pet.updated';
+    /** @description What changed. */
+    PetEventData: {
+      /** @description The pet after the change. */
+      pet: components['schemas']['Pet'];
+      /** @description pet.updated only: the changed members before the change. */
+      previous?: components['schemas']['PetChange'];
+    };
+    /** @description A committed change of a pet. Events have one order, the order of their commits; the feed and the stream serve them in it. */
+    PetEvent: {
+      /**
+       * @description Opaque id, at most 64 characters of `A-Za-z0-9_-`: the feed cursor (`after`), the stream `id:` line and `Last-Event-ID`.
+       * @example 7301-42
+       */
+      id: string;
+      /** @description What happened. */
+      type: components['schemas']['PetEventType'];
+      /**
+       * Format: date-time
+       * @description When the change was made: RFC 3339, UTC, with milliseconds.
+       * @example 2026-11-25T18:04:05.123Z
+       */
+      timestamp: string;
+      data: components['schemas']['PetEventData'];
+    };
+    /**
      * @description Machine-readable error code:
      *     - `VALIDATION_FAILED` (400): A parameter or the body is invalid; the message names the field.
      *     - `MALFORMED_JSON` (400): The request body is not parsable JSON.
@@ -149,6 +220,7 @@ export interface components {
      *     - `METHOD_NOT_ALLOWED` (405): The path exists but not with this method; see the Allow header.
      *     - `INVALID_TRANSITION` (409): The status change is not allowed from the pet's current status; the message names both and the allowed targets. Nothing was changed.
      *     - `GONE` (410): The operation was removed at its Sunset date; the message names its replacement.
+     *     - `CURSOR_EXPIRED` (410): The events cursor is older than the retention period (EVENT_RETENTION_DAYS): events after it were deleted. Start again without `after`.
      *     - `PRECONDITION_FAILED` (412): If-Match names no current ETag of the pet: it changed since it was read. Nothing was changed.
      *     - `PAYLOAD_TOO_LARGE` (413): The request body exceeds the configured size limit.
      *     - `UNSUPPORTED_MEDIA_TYPE` (415): The request body is not of a type the operation takes: application/json, or for updatePet also application/merge-patch+json.
@@ -167,6 +239,7 @@ export interface components {
       | 'METHOD_NOT_ALLOWED'
       | 'INVALID_TRANSITION'
       | 'GONE'
+      | 'CURSOR_EXPIRED'
       | 'PRECONDITION_FAILED'
       | 'PAYLOAD_TOO_LARGE'
       | 'UNSUPPORTED_MEDIA_TYPE'
@@ -186,6 +259,7 @@ export interface components {
        *     - `METHOD_NOT_ALLOWED` (405): The path exists but not with this method; see the Allow header.
        *     - `INVALID_TRANSITION` (409): The status change is not allowed from the pet's current status; the message names both and the allowed targets. Nothing was changed.
        *     - `GONE` (410): The operation was removed at its Sunset date; the message names its replacement.
+       *     - `CURSOR_EXPIRED` (410): The events cursor is older than the retention period (EVENT_RETENTION_DAYS): events after it were deleted. Start again without `after`.
        *     - `PRECONDITION_FAILED` (412): If-Match names no current ETag of the pet: it changed since it was read. Nothing was changed.
        *     - `PAYLOAD_TOO_LARGE` (413): The request body exceeds the configured size limit.
        *     - `UNSUPPORTED_MEDIA_TYPE` (415): The request body is not of a type the operation takes: application/json, or for updatePet also application/merge-patch+json.
@@ -728,6 +802,110 @@ export interface operations {
         headers: {
           /** @description The body types this operation takes (RFC 5789 §3.1). */
           'Accept-Patch'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request is accepted. */
+          'Retry-After'?: number;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `INTERNAL_ERROR`: An unexpected error; nothing about it is exposed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `SERVICE_UNAVAILABLE`: The database is unreachable; retry later. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listEvents: {
+    parameters: {
+      query?: {
+        /** @description An event id: the page starts right after it. Follow the `Link: <…>; rel="next"` header rather than building it; without it, the feed starts at the oldest event kept. */
+        after?: string;
+        /** @description Maximum number of events returned. */
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of events, oldest first; empty when the follower is up to date. */
+      200: {
+        headers: {
+          /** @description RFC 8288 link to the next page, `<…>; rel="next"`: on every page, the last included. */
+          Link?: string;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PetEvent'][];
+        };
+      };
+      /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `CURSOR_EXPIRED`: Events after this cursor were deleted (older than the retention period); read the feed again without after. */
+      410: {
+        headers: {
           [name: string]: unknown;
         };
         content: {

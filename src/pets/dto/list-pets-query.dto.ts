@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, Max, Min, ValidateBy } from 'class-validator';
+import { IsIn, IsOptional, ValidateBy } from 'class-validator';
+import { expecting } from '../../http/field-messages.js';
+import { PageLimit } from '../../http/page-limit.js';
 import { decodeCursor } from '../page-cursor.js';
 import {
   ONE_OF_PET_STATUSES,
@@ -8,29 +9,12 @@ import {
   PET_STATUSES,
   type PetStatus,
 } from '../pet-status.js';
-import { decimalInteger, expecting } from './field-rules.js';
 
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
-
-const LIMIT = expecting('limit', `a decimal integer from 1 to ${MAX_PAGE_SIZE}`, 'query');
 const STATUS = expecting('status', ONE_OF_PET_STATUSES, 'query');
 const CURSOR = expecting('cursor', 'a cursor taken from a Link rel="next" header', 'query');
 
 export class ListPetsQueryDto {
-  @ApiPropertyOptional({
-    description: 'Maximum number of animals returned.',
-    type: 'integer',
-    minimum: 1,
-    maximum: MAX_PAGE_SIZE,
-    default: DEFAULT_PAGE_SIZE,
-    example: DEFAULT_PAGE_SIZE,
-  })
-  @IsOptional()
-  @Transform(decimalInteger)
-  @IsInt(LIMIT)
-  @Min(1, LIMIT)
-  @Max(MAX_PAGE_SIZE, LIMIT)
+  @PageLimit('Maximum number of animals returned.')
   limit?: number;
 
   @ApiPropertyOptional({

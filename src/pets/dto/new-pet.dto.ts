@@ -2,7 +2,8 @@ import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { IsIn, IsInt, Max, Min, ValidateIf } from 'class-validator';
 import { MAX_ID } from '../../http/canonical-decimal.js';
 import { ONE_OF_PET_STATUSES, PET_STATUSES, type PetStatus } from '../pet-status.js';
-import { expecting, IsPetName, PET_NAME_MAX_LENGTH } from './field-rules.js';
+import { expecting } from '../../http/field-messages.js';
+import { IsPetName, PET_NAME_MAX_LENGTH } from './field-rules.js';
 import { PET_PROPERTIES } from './pet-properties.js';
 
 export const NAME = expecting(

@@ -2,7 +2,8 @@ import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { IsIn, IsInt, Max, Min, ValidateIf } from 'class-validator';
 import { MAX_ID } from '../../http/canonical-decimal.js';
 import { ONE_OF_PET_STATUSES, PET_STATUSES, type PetStatus } from '../pet-status.js';
-import { expecting, IsPetName } from './field-rules.js';
+import { expecting } from '../../http/field-messages.js';
+import { IsPetName } from './field-rules.js';
 import { CATEGORY_ID, NAME } from './new-pet.dto.js';
 import { PET_PROPERTIES } from './pet-properties.js';
 

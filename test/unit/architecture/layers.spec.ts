@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 const FLOORS: readonly (readonly string[])[] = [
   ['.'],
   ['pets', 'health', 'docs'],
+  ['events'],
   ['deprecation'],
   ['rate-limit'],
   ['auth'],

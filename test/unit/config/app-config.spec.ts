@@ -36,6 +36,7 @@ describe('loadConfig', () => {
       metricsHost: '127.0.0.1',
       authFailureLimitPerMinute: 60,
       trustedProxies: [],
+      eventRetentionDays: 30,
     });
   });
 

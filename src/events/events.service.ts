@@ -1,0 +1,56 @@
+import { Injectable } from '@nestjs/common';
+import { ApiError } from '../errors/api-error.js';
+import { DEFAULT_PAGE_SIZE } from '../http/page-limit.js';
+import type { ListEventsQueryDto } from './dto/list-events-query.dto.js';
+import { eventIdOf, type EventPosition, positionOf } from './event-position.js';
+import { PetEventsRepository, type StoredPetEvent } from './pet-events.repository.js';
+
+/** Before every event: where a follower without a cursor starts. */
+const START: EventPosition = { tx: 0n, seq: 0n };
+
+export interface EventPage {
+  /** The page as a JSON array, built from the stored JSON without parsing it. */
+  json: string;
+  /** Query parameters of the next page: after the last event served, or the same position. */
+  next: Record<string, string>;
+}
+
+export const CURSOR_EXPIRED_MESSAGE =
+  'Events after this cursor were deleted (older than the retention period); read the feed again without after';
+
+@Injectable()
+export class EventsService {
+  constructor(private readonly events: PetEventsRepository) {}
+
+  /**
+   * A page of the feed (docs/events.md, "The feed"). The retention check runs after the page is
+   * read: had retention deleted events after the cursor in between, the page would lack them, and
+   * the check sees that deletion.
+   */
+  async page({ after, limit = DEFAULT_PAGE_SIZE }: ListEventsQueryDto): Promise<EventPage> {
+    const from = after === undefined ? START : positionOf(after)!;
+    const events = await this.events.findPage(from, limit);
+    if (after !== undefined && isBefore(from, await this.events.findPurgedThrough())) {
+      throw new ApiError('CURSOR_EXPIRED', CURSOR_EXPIRED_MESSAGE);
+    }
+    const last = events.at(-1);
+    const position = last ? eventIdOf(last) : after;
+    return {
+      json: `[${events.map(eventJson).join(',')}]`,
+      next: { ...(position !== undefined && { after: position }), limit: String(limit) },
+    };
+  }
+}
+
+function isBefore(a: EventPosition, b: EventPosition): boolean {
+  return a.tx < b.tx || (a.tx === b.tx && a.seq < b.seq);
+}
+
+/** The wire form of an event: stored JSON pieces put together, in the documented key order. */
+export function eventJson(event: StoredPetEvent): string {
+  const previous = event.previous === null ? '' : `,"previous":${event.previous}`;
+  return (
+    `{"id":"${eventIdOf(event)}","type":"${event.type}",` +
+    `"timestamp":"${event.occurredAt.toISOString()}","data":{"pet":${event.pet}${previous}}}`
+  );
+}
