@@ -64,6 +64,8 @@ if (opts.cluster) {
 
 // The service runs exactly as `npm start` runs it (node flags included), minus the build step.
 const serviceNodeArgs = serverNodeArgs();
+/** Pets only the patch scenario touches: far more than connections, so no two patch one pet at once. */
+const PATCH_POOL_SIZE = 1000;
 // Ports below the kernel's ephemeral range (32768+), where a client socket could already hold them.
 const CONTENDERS = {
   service: { nodeArgs: serviceNodeArgs, port: 31100 },
@@ -89,16 +91,34 @@ process.stderr.write('building the service…\n');
 execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
 
 const workDir = mkdtempSync(join(tmpdir(), 'animal-store-bench-'));
-process.stderr.write(`seeding ${rows.toLocaleString('en')} pets on ${engine}…\n`);
+// The patch scenario's own pets, after the `rows` the others read: no other scenario sees them
+// change (getPet's ETags and 304s stay as they were), and the deep page stays where it was.
+const patchPool = { firstId: rows + 1, count: PATCH_POOL_SIZE };
+const seeded = rows + PATCH_POOL_SIZE;
+process.stderr.write(
+  `seeding ${rows.toLocaleString('en')} pets (+${PATCH_POOL_SIZE.toLocaleString('en')} for patch) on ${engine}…\n`,
+);
 const data = opts.pg
-  ? await preparePostgres({ url: opts.pg, rows })
-  : prepareSqlite({ dir: workDir, rows });
-const scenarios = defineScenarios({ rows, key: data.key, scale: opts.scale });
+  ? await preparePostgres({ url: opts.pg, rows: seeded })
+  : prepareSqlite({ dir: workDir, rows: seeded });
+const scenarios = defineScenarios({ rows, key: data.key, scale: opts.scale, patchPool });
+/**
+ * How far the patch scenario has gone through its pool on each database: a load goes on from
+ * there, so every request changes its pet. On PostgreSQL both contenders share one database (and
+ * so one count) for the whole run; on SQLite each server start gets a fresh copy.
+ */
+const sharedPatchCursor = { sent: 0 };
+/** Patch requests sent and pet revisions they made, on each database the run used. */
+const patchWrites = [];
 
 const runs = [];
 try {
   for (let round = 1; round <= rounds; round++) {
     runs.push(...(await runRound(round)));
+  }
+  if (opts.pg && !opts.scale) {
+    const written = await data.revisionsMade(patchPool);
+    patchWrites.push({ database: 'shared', sent: sharedPatchCursor.sent, written });
   }
 } catch (error) {
   process.stderr.write(`\nbench failed: ${error.message}\nlogs kept in ${workDir}\n`);
@@ -129,8 +149,16 @@ const result = {
     scenarios.map((s) => s.name),
     { pg: opts.pg, scale: opts.scale, connections },
   ),
+  ...(!opts.scale && { patchWrites }),
 };
 printReport(result);
+if (result.patchWrites) {
+  const counts = patchWrites.map(
+    ({ database, sent, written }) =>
+      `${database} ${sent.toLocaleString('en')} sent, ${written.toLocaleString('en')} made`,
+  );
+  process.stdout.write(`\npatch requests and the revisions they made: ${counts.join('; ')}\n`);
+}
 writeResult(result);
 
 function writeResult(result) {
@@ -207,12 +235,19 @@ async function startContender(contender, round) {
     port,
     logFile: join(workDir, `${contender}-${round}.log`),
   });
+  const patchCursor = sqlitePath ? { sent: 0 } : sharedPatchCursor;
   return {
     ...server,
     contender,
+    patchCursor,
     stop: async () => {
       await server.stop();
-      if (sqlitePath) data.discard(sqlitePath);
+      if (!sqlitePath) return;
+      if (!opts.scale) {
+        const written = await data.revisionsMade(patchPool, sqlitePath);
+        patchWrites.push({ database: `${contender} ${round}`, sent: patchCursor.sent, written });
+      }
+      data.discard(sqlitePath);
     },
   };
 }
@@ -230,8 +265,18 @@ async function expectAnswer(server, { method, path, headers, expectStatus }) {
     );
 }
 
-function load(server, scenario, duration) {
-  return runLoad({ ...scenario.request, origin: server.origin, connections, seconds: duration });
+async function load(server, scenario, duration) {
+  const { rotate } = scenario.request;
+  const cursor = server.patchCursor;
+  const result = await runLoad({
+    ...scenario.request,
+    ...(rotate && { rotate: { ...rotate, start: cursor.sent } }),
+    origin: server.origin,
+    connections,
+    seconds: duration,
+  });
+  if (rotate) cursor.sent += result.sent;
+  return result;
 }
 
 function rate(slices) {
@@ -239,7 +284,7 @@ function rate(slices) {
   return Math.round(requests / (slices.length * slice));
 }
 
-function defineScenarios({ rows, key, scale }) {
+function defineScenarios({ rows, key, scale, patchPool }) {
   const headers = { Authorization: `Bearer ${key}` };
   // Near the end of the table, yet a full page with a next link: the worst case for OFFSET paging.
   const deepCursor = Buffer.from(`after:${rows - 25}`).toString('base64url');
@@ -267,6 +312,22 @@ function defineScenarios({ rows, key, scale }) {
         path: '/v1/pets',
         headers: { ...headers, 'Content-Type': 'application/json' },
         body: JSON.stringify({ name: 'Bench the beagle', categoryId: 7, status: 'available' }),
+      },
+    },
+    // updatePet's write path (docs/api-design.md, "The pet lifecycle"): a merge patch of the name
+    // alone, no status change and no If-Match. Each pet of the pool gets the other of two names
+    // on each pass, so every request changes a pet, bumps its revision and commits; a pet is
+    // patched again only after the whole pool, so no two requests wait on one row lock.
+    {
+      name: 'patch',
+      request: {
+        method: 'PATCH',
+        path: '/v1/pets/{id}',
+        headers: { ...headers, 'Content-Type': 'application/merge-patch+json' },
+        rotate: {
+          ...patchPool,
+          bodies: [JSON.stringify({ name: 'Bench A' }), JSON.stringify({ name: 'Bench B' })],
+        },
       },
     },
   ];

@@ -5,6 +5,20 @@ import { text } from 'node:stream/consumers';
 const spec = JSON.parse(await text(process.stdin));
 const [before, after] = spec.path.split('{id}');
 const randomPath = () => `${before}${1 + Math.floor(Math.random() * spec.maxId)}${after}`;
+const { rotate } = spec;
+let sent = 0;
+
+/** The next request: as load.mjs's runLoad documents `path` and `rotate`. */
+function nextRequest(request) {
+  const k = (rotate?.start ?? 0) + sent++;
+  if (rotate !== undefined)
+    return {
+      ...request,
+      path: `${before}${rotate.firstId + (k % rotate.count)}${after}`,
+      body: rotate.bodies[Math.floor(k / rotate.count) % 2],
+    };
+  return { ...request, path: after === undefined ? spec.path : randomPath() };
+}
 
 const result = await autocannon({
   url: spec.origin,
@@ -16,10 +30,7 @@ const result = await autocannon({
       method: spec.method,
       headers: spec.headers,
       body: spec.body,
-      setupRequest: (request) => ({
-        ...request,
-        path: after === undefined ? spec.path : randomPath(),
-      }),
+      setupRequest: nextRequest,
     },
   ],
 });
@@ -35,6 +46,7 @@ function unexpectedStatuses() {
 process.stdout.write(
   JSON.stringify({
     requests,
+    sent,
     rps: requests / (result.duration || spec.seconds),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,

@@ -8,6 +8,10 @@ import pg from 'pg';
 
 const STATUS_OF_ROW = `CASE i % 4 WHEN 0 THEN 'available' WHEN 1 THEN 'pending' WHEN 2 THEN 'sold' END`;
 
+/** Changes made to the pets from id $1 to $2: each bumped its pet's revision, which starts at 1. */
+const REVISIONS_MADE =
+  'SELECT COALESCE(SUM(revision - 1), 0) AS made FROM pets WHERE id BETWEEN $1 AND $2';
+
 /** A seeded SQLite file that every server start copies, so each contender begins from the same bytes. */
 export function prepareSqlite({ dir, rows }) {
   const template = join(dir, 'seed.sqlite');
@@ -33,6 +37,16 @@ export function prepareSqlite({ dir, rows }) {
     discard(path) {
       for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
     },
+    /** How many changes were made to the pool of pets at `path`, once its server has stopped. */
+    async revisionsMade({ firstId, count }, path) {
+      const copy = new Database(path, { fileMustExist: true });
+      try {
+        const made = copy.prepare(REVISIONS_MADE.replace(/\$\d/g, '?')).pluck();
+        return made.get(firstId, firstId + count - 1);
+      } finally {
+        copy.close();
+      }
+    },
   };
 }
 
@@ -55,7 +69,18 @@ export async function preparePostgres({ url, rows }) {
       [rows],
     );
     await client.query('VACUUM ANALYZE pets');
-    return { key };
+    return { key, revisionsMade: (pool) => revisionsMadeOnPostgres(url, pool) };
+  } finally {
+    await client.end();
+  }
+}
+
+async function revisionsMadeOnPostgres(url, { firstId, count }) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(REVISIONS_MADE, [firstId, firstId + count - 1]);
+    return Number(rows[0].made);
   } finally {
     await client.end();
   }

@@ -14,15 +14,21 @@ export const loadGenerator = hasWrk() ? 'wrk' : 'autocannon';
 /**
  * @param {object} spec
  * @param {string} spec.origin       e.g. http://127.0.0.1:4100
- * @param {'GET'|'POST'} spec.method
- * @param {string} spec.path         fixed path, or with `{id}` replaced per request by a random id in 1..maxId
+ * @param {'GET'|'POST'|'PATCH'} spec.method
+ * @param {string} spec.path         fixed path, or with `{id}` replaced per request by a random id
+ *   in 1..maxId, or by the ids of `rotate`
  * @param {number} [spec.maxId]
+ * @param {{firstId:number, count:number, bodies:[string,string], start:number}} [spec.rotate]
+ *   request k (from `start` on) goes to pet firstId + k % count with bodies[⌊k / count⌋ % 2]: each
+ *   pass over the pool sends every pet the other body, so a run that goes on from where the last
+ *   one stopped (start = the `sent` so far) changes its pet with every request
  * @param {Record<string,string>} spec.headers
  * @param {string} [spec.body]
  * @param {number} [spec.expectStatus] the one status counted as success (default: any 2xx)
  * @param {number} spec.connections
  * @param {number} spec.seconds
- * @returns {Promise<{requests:number, rps:number, p50Ms:number, p99Ms:number, errors:number}>}
+ * @returns {Promise<{requests:number, sent:number, rps:number, p50Ms:number, p99Ms:number, errors:number}>}
+ *   `sent`: requests written to the server, those still unanswered at the end included
  */
 export function runLoad(spec) {
   return loadGenerator === 'wrk' ? runWrk(spec) : runAutocannon(spec);
@@ -61,30 +67,45 @@ async function runWrk(spec) {
   return JSON.parse(line.slice('BENCH_JSON '.length));
 }
 
-function wrkScript({ method, path, maxId, headers, body }) {
+function wrkScript({ method, path, maxId, rotate, headers, body }) {
   const lua = JSON.stringify; // JSON string literals are valid Lua string literals for our ASCII inputs
   const headerLines = Object.entries(headers).map(
     ([name, value]) => `wrk.headers[${lua(name)}] = ${lua(value)}`,
   );
   const [before, after] = path.split('{id}');
+  // `sent` is global in each thread's Lua state, so done() can add them up (thread:get). It starts
+  // at -1: wrk calls request() once before the run to check the script, in the state of its first
+  // (here only) thread, and sends nothing of that call, so it must not take a place in `rotate`.
   const request =
     after === undefined
       ? // Formatted in init, once wrk has added the Host header (HTTP/1.1 requests without one get a 400).
-        `local req\ninit = function() req = wrk.format(nil, ${lua(path)}) end\nrequest = function() return req end`
-      : `request = function() return wrk.format(nil, ${lua(before)} .. math.random(1, ${maxId}) .. ${lua(after)}) end`;
+        `local req\ninit = function() req = wrk.format(nil, ${lua(path)}) end\nrequest = function() sent = sent + 1; return req end`
+      : rotate === undefined
+        ? `request = function() sent = sent + 1; return wrk.format(nil, ${lua(before)} .. math.random(1, ${maxId}) .. ${lua(after)}) end`
+        : `local bodies = { ${lua(rotate.bodies[0])}, ${lua(rotate.bodies[1])} }
+request = function()
+  local k = ${rotate.start} + math.max(sent, 0)
+  sent = sent + 1
+  return wrk.format(nil, ${lua(before)} .. string.format('%d', ${rotate.firstId} + k % ${rotate.count}) .. ${lua(after)}, nil, bodies[math.floor(k / ${rotate.count}) % 2 + 1])
+end`;
   return `
 wrk.method = ${lua(method)}
 ${body === undefined ? '' : `wrk.body = ${lua(body)}`}
 ${headerLines.join('\n')}
+sent = -1
 ${request}
+local threads = {}
+setup = function(thread) table.insert(threads, thread) end
 done = function(summary, latency, requests)
+  local total = 0
+  for _, thread in ipairs(threads) do total = total + thread:get('sent') end
   local e = summary.errors
   local seconds = summary.duration / 1e6
   -- Every 0.1 % quantile, so the bench can merge slices into one latency distribution.
   local quantiles = {}
   for i = 1, 1000 do quantiles[i] = string.format('%.3f', latency:percentile(i / 10) / 1000) end
-  io.write(string.format('BENCH_JSON {"requests":%d,"rps":%.1f,"p50Ms":%.3f,"p99Ms":%.3f,"errors":%d,"quantilesMs":[%s]}\\n',
-    summary.requests, summary.requests / seconds, latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+  io.write(string.format('BENCH_JSON {"requests":%d,"sent":%d,"rps":%.1f,"p50Ms":%.3f,"p99Ms":%.3f,"errors":%d,"quantilesMs":[%s]}\\n',
+    summary.requests, total, summary.requests / seconds, latency:percentile(50) / 1000, latency:percentile(99) / 1000,
     e.connect + e.read + e.write + e.status + e.timeout, table.concat(quantiles, ',')))
 end
 `;

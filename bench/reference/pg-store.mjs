@@ -1,7 +1,8 @@
 // The PostgreSQL side of the reference: the service's tables (src/database/migrations) through a `pg`
 // pool of the service's size, every statement a named prepared statement (parsed once per
-// connection), rows as arrays. Same answers as store.mjs, asynchronously; a key verified in the
-// last VERIFIED_KEY_TTL_MS is trusted without a query, so most requests make one round trip.
+// connection), rows as arrays (bigint columns as strings, which the answers print as they are).
+// Same answers as store.mjs, asynchronously; a key verified in the last VERIFIED_KEY_TTL_MS is
+// trusted without a query, so most requests make one round trip.
 import pg from 'pg';
 import { createVerifiedKeys } from './verified-keys.mjs';
 
@@ -18,7 +19,16 @@ const PAGE_BY_STATUS = {
 };
 const BY_ID = {
   name: 'by_id',
-  text: 'SELECT id, name, category_id, status FROM pets WHERE id = $1',
+  text: 'SELECT id, name, category_id, status, revision FROM pets WHERE id = $1',
+};
+/** The row, locked until the transaction ends (src/database/postgres-sql-runner.ts rowLock). */
+const LOCK_BY_ID = {
+  name: 'lock_by_id',
+  text: 'SELECT id, name, category_id, status, revision FROM pets WHERE id = $1 FOR UPDATE',
+};
+const UPDATE = {
+  name: 'update',
+  text: 'UPDATE pets SET name = $1, category_id = $2, status = $3, revision = revision + 1 WHERE id = $4 RETURNING revision',
 };
 const INSERT = {
   name: 'insert',
@@ -26,7 +36,7 @@ const INSERT = {
 };
 const KEY_BY_PREFIX = {
   name: 'key_by_prefix',
-  text: 'SELECT key_hash, revoked_at FROM api_keys WHERE prefix = $1',
+  text: 'SELECT key_hash, revoked_at, scopes FROM api_keys WHERE prefix = $1',
 };
 
 export function openPgStore(url) {
@@ -47,13 +57,38 @@ export function openPgStore(url) {
       status === undefined
         ? rows(PAGE_ALL, [afterId, take])
         : rows(PAGE_BY_STATUS, [status, afterId, take]),
+    /** The row [id, name, category_id, status, revision] of pet `id`, or undefined. */
     byId: (id) => rows(BY_ID, [id]).then((found) => found[0]),
     /** Stores a pet and resolves to its id. */
     insert: (name, categoryId, status) =>
       rows(INSERT, [name, categoryId, status]).then((inserted) => inserted[0][0]),
+    /** updatePet's transaction, as store.mjs's update, on one connection of the pool. */
+    update: async (id, decide) => {
+      const client = await pool.connect();
+      let broken;
+      try {
+        await client.query('BEGIN');
+        const locked = await client.query({ ...LOCK_BY_ID, values: [id], rowMode: 'array' });
+        const row = locked.rows[0];
+        const next = decide(row);
+        if (next !== row && Array.isArray(next)) {
+          const values = [next[1], next[2], next[3], id];
+          const updated = await client.query({ ...UPDATE, values, rowMode: 'array' });
+          next[4] = updated.rows[0][0];
+        }
+        await client.query('COMMIT');
+        return next;
+      } catch (error) {
+        // A connection that cannot even roll back is discarded rather than returned to the pool.
+        await client.query('ROLLBACK').catch((rollbackError) => (broken = rollbackError));
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
     ping: () => pool.query('SELECT 1'),
     close: () => pool.end(),
-    /** True, or a promise of it, when `key` is a known, unrevoked key. */
+    /** The scopes of `key`, or a promise of them, when it is a known, unrevoked key; else false. */
     authenticate: keys.authenticate,
     isUnavailable,
   };

@@ -13,6 +13,8 @@ const NAME_MUST =
   'name must be a string of 1 to 255 characters, not only whitespace, without U+0000';
 const CATEGORY_ID_MUST = `categoryId must be a JSON integer from 1 to ${MAX_ID}`;
 const BODY_STATUS_MUST = 'status must be one of available, pending, sold (or absent)';
+const PATCH_STATUS_MUST =
+  'status must be one of available, pending, sold (a status cannot be removed)';
 const LIMIT_MUST = `limit must be a decimal integer from 1 to ${MAX_PAGE_SIZE}`;
 const QUERY_STATUS_MUST = 'status must be one of available, pending, sold';
 const CURSOR_MUST = 'cursor must be a cursor taken from a Link rel="next" header';
@@ -26,14 +28,29 @@ export const ERROR_CODES = {
   },
   MALFORMED_JSON: { status: 400, meaning: 'The request body is not parsable JSON.' },
   UNAUTHORIZED: { status: 401, meaning: 'The API key is missing, malformed, unknown or revoked.' },
+  FORBIDDEN: {
+    status: 403,
+    meaning:
+      'The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed.',
+  },
   NOT_FOUND: { status: 404, meaning: 'No pet with that id, or no such route.' },
   METHOD_NOT_ALLOWED: {
     status: 405,
     meaning: 'The path exists but not with this method; see the Allow header.',
   },
+  INVALID_TRANSITION: {
+    status: 409,
+    meaning:
+      "The status change is not allowed from the pet's current status; the message names both and the allowed targets. Nothing was changed.",
+  },
   GONE: {
     status: 410,
     meaning: 'The operation was removed at its Sunset date; the message names its replacement.',
+  },
+  PRECONDITION_FAILED: {
+    status: 412,
+    meaning:
+      'If-Match names no current ETag of the pet: it changed since it was read. Nothing was changed.',
   },
   PAYLOAD_TOO_LARGE: {
     status: 413,
@@ -176,6 +193,30 @@ export function newPetError(body) {
   return message;
 }
 
+/**
+ * updatePet body rules (src/pets/dto/pet-patch.dto.ts, pet-patch.pipe.ts): a merge patch whose
+ * present members, null included, pass NewPet's rules, in the order newPetError reports them;
+ * then, only when nothing else is wrong, at least one member.
+ */
+export function petPatchError(body) {
+  const shape = shapeError(body, 'request body');
+  if (shape !== undefined) return shape;
+  let message = unknownFieldsError(body, 'name', 'categoryId', 'status');
+  const { name, categoryId, status } = body;
+  if (name !== undefined && !isPetName(name)) message = join(message, NAME_MUST);
+  if (categoryId !== undefined && !isId(categoryId)) message = join(message, CATEGORY_ID_MUST);
+  if (status !== undefined && !STATUSES.includes(status))
+    message = join(message, PATCH_STATUS_MUST);
+  if (
+    message === undefined &&
+    name === undefined &&
+    categoryId === undefined &&
+    status === undefined
+  )
+    return 'request body must name at least one of name, categoryId, status';
+  return message;
+}
+
 function join(message, more) {
   return message === undefined ? more : `${message}; ${more}`;
 }
@@ -256,7 +297,12 @@ export function petJson(id, name, categoryId, status) {
     : `{"id":${id},"name":${JSON.stringify(name)},"categoryId":${categoryId},"status":"${status}"}`;
 }
 
-// Conditional GETs (src/http/conditional-get.ts).
+// Conditional requests (src/http/conditional-get.ts, if-match.ts, entity-tags.ts).
+
+/** A pet's strong ETag: its id and revision (src/pets/pet-entity-tag.ts). */
+export function petEntityTag(id, revision) {
+  return `"${id}-${revision}"`;
+}
 
 /** The weak ETag of an answer: SHA-1 of its Link header (when it has one) and body. */
 export function entityTagOf(body, link) {
@@ -269,7 +315,7 @@ const ENTITY_TAG = /(?:W\/)?("[\x21\x23-\x7e\x80-\xff]*")/y;
 export function ifNoneMatchMatches(value, etag) {
   if (value === undefined) return false;
   if (value.trim() === '*') return true;
-  const opaque = etag.slice(2);
+  const opaque = etag.charCodeAt(0) === 87 /* W */ ? etag.slice(2) : etag;
   let matched = false;
   let at = 0;
   while (at < value.length) {
@@ -287,4 +333,53 @@ export function ifNoneMatchMatches(value, etag) {
     if (at < value.length && value[at] !== ',') return false;
   }
   return matched;
+}
+
+/**
+ * An If-Match value (src/http/if-match.ts): `*`, or the opaque parts of the strong tags it lists
+ * (weak ones never match, so they are left out); undefined when malformed or empty, a 400.
+ */
+export function parseIfMatch(value) {
+  if (value.trim() === '*') return '*';
+  const strong = [];
+  let listed = false;
+  let at = 0;
+  while (at < value.length) {
+    const char = value[at];
+    if (char === ',' || char === ' ' || char === '\t') {
+      at += 1;
+      continue;
+    }
+    ENTITY_TAG.lastIndex = at;
+    const tag = ENTITY_TAG.exec(value);
+    if (tag === null) return undefined;
+    listed = true;
+    if (value[at] !== 'W') strong.push(tag[1]);
+    at = ENTITY_TAG.lastIndex;
+    while (value[at] === ' ' || value[at] === '\t') at += 1;
+    if (at < value.length && value[at] !== ',') return undefined;
+  }
+  return listed ? strong : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The pet lifecycle (src/pets/pet-lifecycle.ts): which statuses a pet may move to from each, `null`
+// being a pet without one; naming the status a pet already has is never a transition.
+
+const STATUS_TRANSITIONS = new Map([
+  [null, ['available', 'pending', 'sold']],
+  ['available', ['pending', 'sold']],
+  ['pending', ['available', 'sold']],
+  ['sold', []],
+]);
+
+/** The 409 message when pet `id` may not move from `from` to `to`; undefined when it may. */
+export function transitionError(id, from, to) {
+  const allowed = STATUS_TRANSITIONS.get(from);
+  if (allowed.includes(to)) return undefined;
+  const now = `Pet ${id} is ${from ?? 'without a status'}`;
+  if (allowed.length === 0) return `${now}: its status can no longer change (asked for ${to})`;
+  const targets =
+    allowed.length === 1 ? allowed[0] : `${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}`;
+  return `${now}: its status can change to ${targets}, not to ${to}`;
 }

@@ -1,4 +1,4 @@
-// Reference implementation of the Animal Store API for the benchmark: the same three operations with
+// Reference implementation of the Animal Store API for the benchmark: the same four operations with
 // the same wire semantics as the service (src/), on bare Fastify + better-sqlite3 or `pg`, no
 // framework or ORM in between. It is the ceiling the service is raced against (bench/run.mjs), so every choice
 // here is "the fastest thing that is still byte-identical on the wire".
@@ -10,8 +10,8 @@
 // migrated) or DATABASE_URL (a postgres:// database the service already migrated),
 // BODY_LIMIT_BYTES (16384), LOG_LEVEL (info). The parity tests are in test/e2e/reference-parity/.
 // Not mirrored: rate limits (the bench and the parity test run the service with
-// RATE_LIMIT_PER_MINUTE=0), Idempotency-Key (neither sends one) and the /docs routes (so another
-// method on /docs is a 404 here, a 405 in the service).
+// RATE_LIMIT_PER_MINUTE=0), Idempotency-Key (neither sends one), key expiry (neither's keys
+// expire) and the /docs routes (so another method on /docs is a 404 here, a 405 in the service).
 import Fastify, { LogController } from 'fastify';
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
@@ -25,10 +25,14 @@ import {
   MAX_JSON_DEPTH,
   nestingDepth,
   newPetError,
+  parseIfMatch,
   parseListQuery,
   parsePetId,
   PET_ID_ERROR,
+  petEntityTag,
   petJson,
+  petPatchError,
+  transitionError,
 } from './rules.mjs';
 import { openPgStore } from './pg-store.mjs';
 import { openStore } from './store.mjs';
@@ -57,6 +61,7 @@ function fail(message) {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const PETS_PATH = '/v1/pets';
+const PET_PATH = `${PETS_PATH}/:petId`;
 const WWW_AUTHENTICATE = 'Bearer realm="animal-store"';
 
 /** getPet's sunset (src/pets/get-pet-deprecation.ts): 410 GONE from this instant on. */
@@ -78,6 +83,9 @@ const MISSING_KEY = errorBody(
   'Missing API key: send it as "Authorization: Bearer <API_KEY>"',
 );
 const INVALID_KEY = errorBody('UNAUTHORIZED', 'Invalid API key');
+// The guard's 403s (src/auth/api-key.guard.ts): a valid key without the operation's scope.
+const CANNOT_READ = errorBody('FORBIDDEN', 'This API key lacks the scope pets:read');
+const CANNOT_WRITE = errorBody('FORBIDDEN', 'This API key lacks the scope pets:write');
 const NO_SUCH_ROUTE = errorBody('NOT_FOUND', 'No such route');
 const MALFORMED_URL = errorBody('VALIDATION_FAILED', 'The request URL is malformed');
 const BAD_PET_ID = errorBody('VALIDATION_FAILED', PET_ID_ERROR);
@@ -92,6 +100,10 @@ const GONE = errorBody(
   `This operation was removed on ${DEPRECATION.sunset}; use listPets (GET ${PETS_PATH}) with the status filter instead`,
 );
 const HOST_COUNT = errorBody('VALIDATION_FAILED', 'A request must have exactly one Host header');
+const BAD_IF_MATCH = errorBody(
+  'VALIDATION_FAILED',
+  'If-Match must be * or a comma-separated list of entity tags, such as "42-3"',
+);
 
 /** A body the parser refused: reported only after authentication, as the service does. */
 class RejectedBody {
@@ -104,6 +116,15 @@ class RejectedBody {
 const UNSUPPORTED_MEDIA_TYPE = new RejectedBody(
   415,
   errorBody('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json'),
+);
+/** The body types updatePet takes, merge patch first (src/pets/pets.controller.ts). */
+const MERGE_PATCH_TYPE = 'application/merge-patch+json';
+const PATCH_BODY_TYPES = [MERGE_PATCH_TYPE, 'application/json'];
+/** updatePet's 415 names both, with Accept-Patch (src/http/request-body.ts refused). */
+const PATCH_UNSUPPORTED_MEDIA_TYPE = new RejectedBody(
+  415,
+  errorBody('UNSUPPORTED_MEDIA_TYPE', `Content-Type must be ${PATCH_BODY_TYPES.join(' or ')}`),
+  { 'accept-patch': PATCH_BODY_TYPES.join(', ') },
 );
 const ENCODED_BODY = new RejectedBody(
   415,
@@ -239,12 +260,11 @@ function sendGetPet(request, reply, status, body) {
   return send(request, reply, status, body);
 }
 
-/**
- * A 200 of listPets or getPet, its other headers set: with its ETag and private, no-cache, or a
- * 304 without body or Content-Type when If-None-Match names the ETag
- * (src/http/conditional-get.ts). A HEAD keeps the body for Fastify's HEAD handler, which sends
- * the 200's Content-Length and no body.
- */
+/** getPet's answers carry its deprecation headers; the other operation on its path's do not. */
+function isGetPet(request) {
+  return request.routeOptions.url === PET_PATH && request.routeOptions.method !== 'PATCH';
+}
+
 /**
  * Route hook of listPets and getPet: Fastify types the body a 304 HEAD keeps as text/plain; a 304
  * has no Content-Type.
@@ -254,8 +274,13 @@ function noTypeOn304(_request, reply, payload, done) {
   done(null, payload);
 }
 
-function sendCacheable(request, reply, body) {
-  const etag = entityTagOf(body, reply.getHeader('link'));
+/**
+ * A 200 of listPets or getPet, its other headers set: with its ETag (getPet's the pet's, listPets'
+ * computed from what it sends) and private, no-cache, or a 304 without body or Content-Type when
+ * If-None-Match names the ETag (src/http/conditional-get.ts). A HEAD keeps the body for Fastify's
+ * HEAD handler, which sends the 200's Content-Length and no body.
+ */
+function sendCacheable(request, reply, body, etag = entityTagOf(body, reply.getHeader('link'))) {
   reply.header('etag', etag);
   const status = ifNoneMatchMatches(request.headers['if-none-match'], etag) ? 304 : 200;
   const sent = status === 200 || request.method === 'HEAD' ? body : undefined;
@@ -267,41 +292,58 @@ function unauthorized(request, reply, body, sender) {
   return sender(request, reply, 401, body);
 }
 
+/** authError's refusal: a 403 for a key without the scope, else a 401 with its challenge. */
+function refuse(request, reply, body, sender) {
+  if (body === CANNOT_READ || body === CANNOT_WRITE) return sender(request, reply, 403, body);
+  return unauthorized(request, reply, body, sender);
+}
+
 /**
  * The key check of the service's guard + passport-http-bearer: the header must be exactly
- * "<scheme> <token>" (one space), the scheme Bearer in any case. Returns the 401 body or undefined
- * (or a promise of it, when the key had to be looked up on PostgreSQL).
+ * "<scheme> <token>" (one space), the scheme Bearer in any case, and the key must have `scope`
+ * (pets:read or pets:write, as the operation's @RequireScope). Returns the 401 or 403 body or
+ * undefined (or a promise of it, when the key had to be looked up on PostgreSQL).
  */
-function authError(request) {
+function authError(request, scope) {
   const header = request.headers.authorization;
   if (header === undefined) return MISSING_KEY;
   if (header.length < 8 || header.charCodeAt(6) !== 32 || header.indexOf(' ', 7) !== -1)
     return INVALID_KEY;
   if (!/^Bearer$/i.test(header.slice(0, 6))) return INVALID_KEY;
-  return withAnswer(store.authenticate(header.slice(7)), (known) =>
-    known ? undefined : INVALID_KEY,
-  );
+  return withAnswer(store.authenticate(header.slice(7)), (scopes) => {
+    if (scopes === false) return INVALID_KEY;
+    if (scopes.includes(scope)) return undefined;
+    return scope === 'pets:read' ? CANNOT_READ : CANNOT_WRITE;
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
-// Body parsing: application/json only. Refusals are carried to the handler (RejectedBody), so a
-// request without a valid key gets 401 before any 400/415, exactly as in the service.
+// Body parsing: application/json, and application/merge-patch+json on updatePet. Refusals are
+// carried to the handler (RejectedBody), so a request without a valid key gets 401 before any
+// 400/415, exactly as in the service.
 
 app.removeAllContentTypeParsers();
-app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-  if (body.length === 0) return done(null, undefined);
-  const coding = request.headers['content-encoding'];
-  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity')
-    return done(null, ENCODED_BODY);
-  if (!isUtf8(body)) return done(null, NOT_UTF8);
-  let value;
-  try {
-    value = JSON.parse(body.toString('utf8'));
-  } catch {
-    return done(null, MALFORMED_JSON);
-  }
-  done(null, nestingDepth(value) > MAX_JSON_DEPTH ? TOO_DEEP : value);
-});
+app.addContentTypeParser(
+  ['application/json', MERGE_PATCH_TYPE],
+  { parseAs: 'buffer' },
+  (request, body, done) => {
+    // A merge patch anywhere but on updatePet is refused as any other type (src/http/request-body.ts).
+    if (request.mediaType === MERGE_PATCH_TYPE && request.method !== 'PATCH')
+      return done(null, UNSUPPORTED_MEDIA_TYPE);
+    if (body.length === 0) return done(null, undefined);
+    const coding = request.headers['content-encoding'];
+    if (coding !== undefined && coding.trim().toLowerCase() !== 'identity')
+      return done(null, ENCODED_BODY);
+    if (!isUtf8(body)) return done(null, NOT_UTF8);
+    let value;
+    try {
+      value = JSON.parse(body.toString('utf8'));
+    } catch {
+      return done(null, MALFORMED_JSON);
+    }
+    done(null, nestingDepth(value) > MAX_JSON_DEPTH ? TOO_DEEP : value);
+  },
+);
 app.addContentTypeParser('*', (_request, _payload, done) => done(null, UNSUPPORTED_MEDIA_TYPE));
 
 // ---------------------------------------------------------------------------------------------
@@ -316,7 +358,7 @@ app.addHook('onRequest', (request, reply, done) => {
   const hosts = countHost(raw.rawHeaders);
   if (hosts > 1 || (hosts === 0 && raw.httpVersion === '1.1')) {
     reply.header('connection', 'close');
-    const sender = request.routeOptions.url === `${PETS_PATH}/:petId` ? sendGetPet : send;
+    const sender = isGetPet(request) ? sendGetPet : send;
     // Answered here: neither done() nor a returned reply (a thenable Fastify would wait on).
     sender(request, reply, 400, HOST_COUNT);
     return;
@@ -347,8 +389,8 @@ app.server.on('connect', (_request, socket) =>
 // Routes
 
 app.get(PETS_PATH, { onSend: noTypeOn304 }, (request, reply) =>
-  withAnswer(authError(request), (denied) => {
-    if (denied !== undefined) return unauthorized(request, reply, denied, send);
+  withAnswer(authError(request, 'pets:read'), (denied) => {
+    if (denied !== undefined) return refuse(request, reply, denied, send);
     const query = parseListQuery(request.query);
     if (query.error !== undefined)
       return send(request, reply, 400, errorBody('VALIDATION_FAILED', query.error));
@@ -379,8 +421,8 @@ function sendPage(request, reply, { limit, status }, rows) {
 }
 
 app.post(PETS_PATH, (request, reply) =>
-  withAnswer(authError(request), (denied) => {
-    if (denied !== undefined) return unauthorized(request, reply, denied, send);
+  withAnswer(authError(request, 'pets:write'), (denied) => {
+    if (denied !== undefined) return refuse(request, reply, denied, send);
     const pet = request.body;
     if (pet instanceof RejectedBody) {
       if (pet.headers !== undefined) reply.headers(pet.headers);
@@ -390,17 +432,19 @@ app.post(PETS_PATH, (request, reply) =>
     if (invalid !== undefined)
       return send(request, reply, 400, errorBody('VALIDATION_FAILED', invalid));
     const status = pet.status ?? null;
-    return withAnswer(store.insert(pet.name, pet.categoryId, status), (id) =>
-      send(request, reply, 201, petJson(id, pet.name, pet.categoryId, status)),
-    );
+    return withAnswer(store.insert(pet.name, pet.categoryId, status), (id) => {
+      // A new pet is at revision 1 (src/database/migrations/1795700000000-pet-revision.ts).
+      reply.header('etag', petEntityTag(id, 1));
+      return send(request, reply, 201, petJson(id, pet.name, pet.categoryId, status));
+    });
   }),
 );
 
-app.get(`${PETS_PATH}/:petId`, { onSend: noTypeOn304 }, (request, reply) => {
+app.get(PET_PATH, { onSend: noTypeOn304 }, (request, reply) => {
   // The router matches "/v1/pets/" with an empty petId; Nest's adapter sends that to the 404 handler.
   if (request.params.petId === '') return reply.callNotFound();
-  return withAnswer(authError(request), (denied) => {
-    if (denied !== undefined) return unauthorized(request, reply, denied, sendGetPet);
+  return withAnswer(authError(request, 'pets:read'), (denied) => {
+    if (denied !== undefined) return refuse(request, reply, denied, sendGetPet);
     if (Date.now() >= SUNSET.getTime()) return sendGetPet(request, reply, 410, GONE);
     const id = parsePetId(request.params.petId);
     if (id === undefined) return sendGetPet(request, reply, 400, BAD_PET_ID);
@@ -408,10 +452,71 @@ app.get(`${PETS_PATH}/:petId`, { onSend: noTypeOn304 }, (request, reply) => {
       if (row === undefined)
         return sendGetPet(request, reply, 404, errorBody('NOT_FOUND', `No pet with id ${id}`));
       setDeprecationHeaders(reply);
-      return sendCacheable(request, reply, petJson(row[0], row[1], row[2], row[3]));
+      const body = petJson(row[0], row[1], row[2], row[3]);
+      return sendCacheable(request, reply, body, petEntityTag(row[0], row[4]));
     });
   });
 });
+
+/**
+ * updatePet (src/pets/pets.controller.ts updatePet, pets.service.ts update): a merge patch of
+ * name, categoryId and status, checked and written in one transaction. Refusals in the service's
+ * order: 401, 403, then If-Match, the body and the id (the order Nest resolves the handler's
+ * parameters in), then 404, 412 and 409 from the locked row.
+ */
+app.patch(PET_PATH, (request, reply) => {
+  if (request.params.petId === '') return reply.callNotFound();
+  return withAnswer(authError(request, 'pets:write'), (denied) => {
+    if (denied !== undefined) return refuse(request, reply, denied, send);
+    const ifMatchField = request.headers['if-match'];
+    const ifMatch = ifMatchField === undefined ? undefined : parseIfMatch(ifMatchField);
+    if (ifMatchField !== undefined && ifMatch === undefined)
+      return send(request, reply, 400, BAD_IF_MATCH);
+    let patch = request.body;
+    if (patch instanceof RejectedBody) {
+      if (patch === UNSUPPORTED_MEDIA_TYPE) patch = PATCH_UNSUPPORTED_MEDIA_TYPE;
+      if (patch.headers !== undefined) reply.headers(patch.headers);
+      return send(request, reply, patch.status, patch.body);
+    }
+    const invalid = petPatchError(patch);
+    if (invalid !== undefined)
+      return send(request, reply, 400, errorBody('VALIDATION_FAILED', invalid));
+    const id = parsePetId(request.params.petId);
+    if (id === undefined) return send(request, reply, 400, BAD_PET_ID);
+    const answer = store.update(id, (row) => changedRow(id, row, patch, ifMatch));
+    return withAnswer(answer, (outcome) => {
+      if (!Array.isArray(outcome)) return send(request, reply, outcome.status, outcome.body);
+      reply.header('etag', petEntityTag(outcome[0], outcome[4]));
+      return send(request, reply, 200, petJson(outcome[0], outcome[1], outcome[2], outcome[3]));
+    });
+  });
+});
+
+/**
+ * What updatePet does to pet `id`, given its locked row [id, name, category_id, status, revision]
+ * (undefined when absent): a refusal `{ status, body }`, the row itself when the patch changes
+ * nothing (nothing is written), or the row to store.
+ */
+function changedRow(id, row, { name, categoryId, status }, ifMatch) {
+  if (row === undefined)
+    return { status: 404, body: errorBody('NOT_FOUND', `No pet with id ${id}`) };
+  if (ifMatch !== undefined && ifMatch !== '*' && !ifMatch.includes(petEntityTag(id, row[4])))
+    return {
+      status: 412,
+      body: errorBody(
+        'PRECONDITION_FAILED',
+        `If-Match does not match the current ETag of pet ${id}: read the pet again, then retry`,
+      ),
+    };
+  if (status !== undefined) {
+    const refused = transitionError(id, row[3], status);
+    if (refused !== undefined)
+      return { status: 409, body: errorBody('INVALID_TRANSITION', refused) };
+  }
+  // PostgreSQL gives the bigint category_id as a string.
+  const next = [row[0], name ?? row[1], categoryId ?? Number(row[2]), status ?? row[3], row[4]];
+  return next[1] === row[1] && next[2] === Number(row[2]) && next[3] === row[3] ? row : next;
+}
 
 // Public probes, as the service's health controller (only the readiness contract matters here).
 app.get('/health/live', (request, reply) => send(request, reply, 200, '{"status":"ok"}'));
@@ -436,7 +541,7 @@ function allowedMethods(target) {
   const path = routedPath(target);
   if (path === PETS_PATH) return 'GET, HEAD, POST';
   if (path.startsWith('/v1/pets/') && path.indexOf('/', 9) === -1 && path.length > 9)
-    return 'GET, HEAD';
+    return 'GET, HEAD, PATCH';
   if (path === '/health/live' || path === '/health/ready') return 'GET, HEAD';
   return undefined;
 }
@@ -478,7 +583,7 @@ const FIXED_MESSAGES = {
 
 // Errors Fastify raises while reading a request (body too large, bad Content-Length...) and bugs.
 app.setErrorHandler((error, request, reply) => {
-  const sender = request.routeOptions.url === `${PETS_PATH}/:petId` ? sendGetPet : send;
+  const sender = isGetPet(request) ? sendGetPet : send;
   const status = error?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const code = CODE_FOR_STATUS.get(status) ?? 'VALIDATION_FAILED';

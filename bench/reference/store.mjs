@@ -17,25 +17,51 @@ export function openStore(path) {
       'SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?',
     )
     .raw();
-  const byId = db.prepare('SELECT id, name, category_id, status FROM pets WHERE id = ?').raw();
+  const byId = db
+    .prepare('SELECT id, name, category_id, status, revision FROM pets WHERE id = ?')
+    .raw();
   const insert = db.prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)');
-  const keyByPrefix = db.prepare('SELECT key_hash, revoked_at FROM api_keys WHERE prefix = ?');
+  const update = db
+    .prepare(
+      'UPDATE pets SET name = ?, category_id = ?, status = ?, revision = revision + 1 WHERE id = ? RETURNING revision',
+    )
+    .pluck();
+  const keyByPrefix = db.prepare(
+    'SELECT key_hash, revoked_at, scopes FROM api_keys WHERE prefix = ?',
+  );
   const ping = db.prepare('SELECT 1').pluck();
 
   const keys = createVerifiedKeys((prefix) => keyByPrefix.get(prefix));
+
+  // BEGIN IMMEDIATE takes the write lock before the read, as the service's transaction does
+  // (src/database/sqlite-sql-runner.ts): no other change can come between the check and the write.
+  const change = db.transaction((id, decide) => {
+    const row = byId.get(id);
+    const next = decide(row);
+    if (next === row || !Array.isArray(next)) return next;
+    next[4] = update.get(next[1], next[2], next[3], id);
+    return next;
+  });
 
   return {
     /** Up to `take` rows [id, name, category_id, status] after `afterId`, ascending. */
     page: (afterId, status, take) =>
       status === undefined ? pageAll.all(afterId, take) : pageByStatus.all(status, afterId, take),
+    /** The row [id, name, category_id, status, revision] of pet `id`, or undefined. */
     byId: (id) => byId.get(id),
     /** Stores a pet and returns its id. */
     insert: (name, categoryId, status) =>
       Number(insert.run(name, categoryId, status).lastInsertRowid),
+    /**
+     * updatePet's transaction (src/pets/pets.service.ts update): `decide` gets the pet's row, or
+     * undefined, and returns the row to store (the revision is the store's to bump), the row itself
+     * to leave the pet as it is, or a refusal; the stored row, the row or the refusal comes back.
+     */
+    update: (id, decide) => change.immediate(id, decide),
     ping: () => ping.get(),
     close: () => db.close(),
 
-    /** True when `key` is a known, unrevoked key (ApiKeyVerifier.verify). */
+    /** The scopes of `key` when it is a known, unrevoked key, else false (ApiKeyVerifier.verify). */
     authenticate: keys.authenticate,
     isUnavailable,
   };

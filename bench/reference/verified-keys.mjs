@@ -11,12 +11,14 @@ const KEY_PATTERN = /^pets_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 /**
- * @param lookup the stored `{ key_hash, revoked_at }` of a prefix, or undefined; or a promise of it
- * @returns `authenticate(key)`: true when `key` is a known, unrevoked key; a promise of that only
- *   when the database had to be asked and answers asynchronously
+ * @param lookup the stored `{ key_hash, revoked_at, scopes }` of a prefix, or undefined; or a
+ *   promise of it
+ * @returns `authenticate(key)`: the key's scopes (an array, as src/auth/scopes.ts parseScopes
+ *   gives them) when `key` is a known, unrevoked key, else false; a promise of that only when the
+ *   database had to be asked and answers asynchronously
  */
 export function createVerifiedKeys(lookup) {
-  /** Verified keys by SHA-256 (never the key in the clear) → when the trust ends. */
+  /** Verified keys by SHA-256 (never the key in the clear) → `{ until, scopes }`: when the trust ends. */
   const verified = new Map();
 
   function verify(hash, stored) {
@@ -25,8 +27,9 @@ export function createVerifiedKeys(lookup) {
       return false;
     }
     if (verified.size >= MAX_VERIFIED_KEYS) verified.delete(verified.keys().next().value);
-    verified.set(hash, Date.now() + VERIFIED_KEY_TTL_MS);
-    return true;
+    const scopes = stored.scopes.split(',');
+    verified.set(hash, { until: Date.now() + VERIFIED_KEY_TTL_MS, scopes });
+    return scopes;
   }
 
   return {
@@ -34,8 +37,8 @@ export function createVerifiedKeys(lookup) {
       const match = KEY_PATTERN.exec(key);
       if (match === null) return false;
       const hash = digest('sha256', key, 'hex');
-      const trustedUntil = verified.get(hash);
-      if (trustedUntil !== undefined && trustedUntil > Date.now()) return true;
+      const trusted = verified.get(hash);
+      if (trusted !== undefined && trusted.until > Date.now()) return trusted.scopes;
       const stored = lookup(match[1]);
       return stored instanceof Promise
         ? stored.then((row) => verify(hash, row))

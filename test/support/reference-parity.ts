@@ -30,7 +30,8 @@ export type Headers = Record<string, string | string[]>;
 
 /**
  * A request as a case describes it. An Authorization header may name the placeholders KEY,
- * REVOKED_KEY or TAMPERED_KEY: keys exist only once the database does, so they go in at send time.
+ * REVOKED_KEY, TAMPERED_KEY or READ_ONLY_KEY: keys exist only once the database does, so they go
+ * in at send time.
  */
 export interface CaseRequest {
   headers?: Headers;
@@ -83,9 +84,11 @@ export interface ParityPair {
   key: string;
   /** Revoked before either server saw it, so neither has it in its verified-key cache. */
   revokedKey: string;
+  /** A valid key with the pets:read scope alone. */
+  readOnlyKey: string;
   /** Sends one case to the service, then to the reference, and holds both to the same answer. */
   expectSameAnswer(parityCase: ParityCase, requestId: string): Promise<void>;
-  /** Puts the real keys in place of the KEY, REVOKED_KEY and TAMPERED_KEY placeholders. */
+  /** Puts the real keys in place of the KEY, REVOKED_KEY, TAMPERED_KEY and READ_ONLY_KEY placeholders. */
   withKeys(headers: Headers): Headers;
   stop(): Promise<void>;
 }
@@ -101,6 +104,7 @@ export async function startParityPair(engine: Engine = 'sqlite'): Promise<Parity
   const cli = (args: string[]) => runApiKeyCli(args, original.url);
   const key = (await cli(['create', 'parity'])).stdout.trim();
   const revokedKey = (await cli(['create', 'revoked'])).stdout.trim();
+  const readOnlyKey = (await cli(['create', 'reader', '--scopes', 'pets:read'])).stdout.trim();
   const revokedId = /^(\d+)\s+revoked\s/m.exec((await cli(['list'])).stdout)![1];
   expect((await cli(['revoke', revokedId])).code).toBe(0);
   const pets = Array.from({ length: SEEDED_PETS }, (_, index) => seededPet(index + 1));
@@ -142,9 +146,10 @@ export async function startParityPair(engine: Engine = 'sqlite'): Promise<Parity
       KEY: key,
       REVOKED_KEY: revokedKey,
       TAMPERED_KEY: tampered,
+      READ_ONLY_KEY: readOnlyKey,
     };
     const authorization = (headers.authorization as string | undefined)?.replace(
-      /\b(KEY|REVOKED_KEY|TAMPERED_KEY)$/,
+      /\b(KEY|REVOKED_KEY|TAMPERED_KEY|READ_ONLY_KEY)$/,
       (name) => placeholders[name],
     );
     return { ...headers, ...(authorization !== undefined && { authorization }) };
@@ -155,6 +160,7 @@ export async function startParityPair(engine: Engine = 'sqlite'): Promise<Parity
     reference,
     key,
     revokedKey,
+    readOnlyKey,
     withKeys,
     expectSameAnswer: async ([, status, method, path, options], requestId) => {
       const headers = withKeys(options.headers ?? {});
@@ -223,6 +229,7 @@ const COMPARED_HEADERS = [
   'deprecation',
   'retry-after',
   'accept-encoding',
+  'accept-patch',
   'x-powered-by',
 ] as const;
 

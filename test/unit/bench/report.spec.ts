@@ -88,6 +88,35 @@ describe('bench summary', () => {
     ]);
   });
 
+  it("holds the patch scenario to the same lines as the others: req/s ≥ 0.60 and p99 ≤ 2× the reference's", () => {
+    const withPatch = (contender: string, rps: number, p99Ms: number) => ({
+      ...run(contender, 1, 1000, 10),
+      scenarios: { list: [load(1000, 5, 10)], patch: [load(rps, 5, p99Ms)] },
+    });
+    const runs = [withPatch('service', 550, 25), withPatch('reference', 1000, 10)];
+
+    const { targets } = summarize(runs, ['list', 'patch'], {
+      pg: undefined,
+      scale: false,
+      connections: 32,
+    });
+
+    expect(targets.filter((t: { name: string }) => t.name.startsWith('patch'))).toEqual([
+      {
+        name: 'patch req/s, service/reference',
+        value: 0.55,
+        target: '≥ 0.6',
+        met: false,
+      },
+      {
+        name: 'patch p99 at 32 connections, service/reference',
+        value: 2.5,
+        target: '≤ 2',
+        met: false,
+      },
+    ]);
+  });
+
   it('counts the errors of every slice of every contender', () => {
     const runs = [
       {
