@@ -54,6 +54,7 @@ describe.skipIf(!ENGINES.includes('postgres'))('replicas on one database [postgr
         { name: 'ApiKeyScopesExpiry1795500000000' },
         { name: 'ApiKeyDeprecatedCalls1795600000000' },
         { name: 'PetRevision1795700000000' },
+        { name: 'PetEvents1795800000000' },
       ]);
     } finally {
       await Promise.all(replicas.map((replica) => replica.close()));
