@@ -45,6 +45,10 @@ export class AppConfig {
   readonly trustedProxies!: readonly string[];
   /** How many days events are kept for the feed and the stream (docs/events.md, "Retention"). */
   readonly eventRetentionDays!: number;
+  /** Open event streams per API key on one instance; the next is refused with 429. */
+  readonly eventStreamsPerKey!: number;
+  /** Seconds between comment lines on an idle event stream. */
+  readonly eventStreamHeartbeatSeconds!: number;
 }
 
 export class ConfigError extends Error {
@@ -74,6 +78,8 @@ const DEFAULTS = {
   AUTH_FAILURE_LIMIT_PER_MINUTE: '60',
   TRUSTED_PROXIES: '',
   EVENT_RETENTION_DAYS: '30',
+  EVENT_STREAMS_PER_KEY: '5',
+  EVENT_STREAM_HEARTBEAT_SECONDS: '15',
 } as const;
 
 /** Every variable the service reads. */
@@ -115,6 +121,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
     ),
     trustedProxies: addressRanges('TRUSTED_PROXIES', read('TRUSTED_PROXIES')),
     eventRetentionDays: integer('EVENT_RETENTION_DAYS', read('EVENT_RETENTION_DAYS'), 1, 3650),
+    eventStreamsPerKey: integer('EVENT_STREAMS_PER_KEY', read('EVENT_STREAMS_PER_KEY'), 1, 1000),
+    eventStreamHeartbeatSeconds: integer(
+      'EVENT_STREAM_HEARTBEAT_SECONDS',
+      read('EVENT_STREAM_HEARTBEAT_SECONDS'),
+      1,
+      15,
+    ),
   };
   return Object.freeze(Object.assign(new AppConfig(), config));
 }

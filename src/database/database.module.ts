@@ -2,6 +2,11 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
+import {
+  ChangeNotifications,
+  LocalChangeNotifications,
+  PostgresChangeNotifications,
+} from './change-notifications.js';
 import { dataSourceOptions, openDataSource } from './data-source.js';
 import { PostgresSqlRunner } from './postgres-sql-runner.js';
 import { SqlRunner } from './sql-runner.js';
@@ -48,7 +53,15 @@ function instrumented(
         return instrumented(runner, metrics, hasReadNode(dataSource) ? 'replica' : 'primary');
       },
     },
+    {
+      provide: ChangeNotifications,
+      inject: [AppConfig],
+      useFactory: ({ database }: AppConfig): ChangeNotifications =>
+        database.type === 'postgres'
+          ? new PostgresChangeNotifications(database.url)
+          : new LocalChangeNotifications(),
+    },
   ],
-  exports: [SqlRunner],
+  exports: [SqlRunner, ChangeNotifications],
 })
 export class DatabaseModule {}

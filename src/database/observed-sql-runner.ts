@@ -52,7 +52,10 @@ export class ObservedSqlRunner extends SqlRunner {
     };
     return inSpan('transaction', { 'db.system.name': this.system() }, () =>
       this.inner.transaction((transaction) =>
-        work({ query: (sql, params) => query(transaction, sql, params) }),
+        work({
+          query: (sql, params) => query(transaction, sql, params),
+          afterCommit: (callback) => transaction.afterCommit(callback),
+        }),
       ),
     );
   }

@@ -40,10 +40,16 @@ export class PostgresSqlRunner extends SqlRunner {
     }
   }
 
-  transaction<T>(work: (transaction: SqlTransaction) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction((manager) =>
-      work({ query: (sql, params) => this.execute(manager.queryRunner!, sql, params) }),
+  async transaction<T>(work: (transaction: SqlTransaction) => Promise<T>): Promise<T> {
+    const committed: (() => void)[] = [];
+    const result = await this.dataSource.transaction((manager) =>
+      work({
+        query: (sql, params) => this.execute(manager.queryRunner!, sql, params),
+        afterCommit: (callback) => committed.push(callback),
+      }),
     );
+    for (const callback of committed) callback();
+    return result;
   }
 
   private async execute(runner: QueryRunner, sql: string, params: unknown[]): Promise<Row[]> {

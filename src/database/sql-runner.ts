@@ -6,6 +6,8 @@ export type Row = Record<string, unknown>;
 /** Runs statements inside one transaction: all of them commit, or none. */
 export interface SqlTransaction {
   query(sql: string, params: unknown[]): Promise<Row[]>;
+  /** Calls `callback` once the transaction has committed; never if it rolls back. */
+  afterCommit(callback: () => void): void;
 }
 
 /**

@@ -36,13 +36,16 @@ export class SqliteSqlRunner extends SqlRunner {
     while (this.openTransaction) await this.openTransaction;
     let end!: () => void;
     this.openTransaction = new Promise((resolve) => (end = resolve));
+    const committed: (() => void)[] = [];
     try {
       this.run('BEGIN IMMEDIATE', []);
       try {
         const result = await work({
           query: (sql, params) => Promise.resolve(this.run(sql, params)),
+          afterCommit: (callback) => committed.push(callback),
         });
         this.run('COMMIT', []);
+        for (const callback of committed) callback();
         return result;
       } catch (error) {
         this.run('ROLLBACK', []);

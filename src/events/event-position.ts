@@ -4,9 +4,16 @@ export interface EventPosition {
   seq: bigint;
 }
 
+/** Before every event. */
+export const START: EventPosition = { tx: 0n, seq: 0n };
+
 /** Both parts are bigint columns: at most 19 decimal digits, no sign, no leading zero. */
 const EVENT_ID = /^(0|[1-9]\d{0,18})-([1-9]\d{0,18})$/;
 const MAX_BIGINT = 2n ** 63n - 1n;
+
+export function isBefore(a: EventPosition, b: EventPosition): boolean {
+  return a.tx < b.tx || (a.tx === b.tx && a.seq < b.seq);
+}
 
 /** The event's id, opaque to clients: also its feed cursor and its stream `id:` line. */
 export function eventIdOf({ tx, seq }: EventPosition): string {

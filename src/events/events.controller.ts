@@ -1,11 +1,24 @@
-import { Controller, Get, Query, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
+import {
+  ApiHeader,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { PassThrough } from 'node:stream';
+import { type ApiKeyPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { RequireScope } from '../auth/require-scope.decorator.js';
+import { validationFailed } from '../errors/api-error.js';
 import { ApiErrorResponses, errorContent } from '../errors/api-error-responses.js';
 import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
 import { ListEventsQueryDto } from './dto/list-events-query.dto.js';
 import { PetEventDto } from './dto/pet-event.dto.js';
+import { StreamEventsQueryDto } from './dto/stream-events-query.dto.js';
+import { positionOf } from './event-position.js';
+import { EventStreams } from './event-streams.js';
 import { CURSOR_EXPIRED_MESSAGE, EventsService } from './events.service.js';
 
 export const EVENTS_PATH = '/v1/events';
@@ -16,13 +29,24 @@ const LIST_EVENTS_DESCRIPTION =
   'same position when there was none), so a follower requests that link, now or later, forever, ' +
   'and sees every event exactly once, in order, whichever instance answers.';
 
+const STREAM_EVENTS_DESCRIPTION =
+  'The same events as listEvents, pushed as they commit (WHATWG Server-Sent Events). Resumes right ' +
+  'after `Last-Event-ID` (or `after`) with no gap and no repeat; without either, sends the events ' +
+  'committed from now on. A change committed through any instance reaches every open stream ' +
+  'within about a second. At most `EVENT_STREAMS_PER_KEY` (default 5) streams per key are open ' +
+  'on one instance; the next gets 429. The stream ends when the instance stops; reconnect (with ' +
+  '`Last-Event-ID`) and another instance resumes it.';
+
 @ApiTags('events')
 @ApiErrorResponses(401)
 @ApiRateLimitedResponse()
 @ApiErrorResponses(500, 503)
 @Controller({ path: 'events', version: '1' })
 export class EventsController {
-  constructor(private readonly events: EventsService) {}
+  constructor(
+    private readonly events: EventsService,
+    private readonly streams: EventStreams,
+  ) {}
 
   @Get()
   @RequireScope('pets:read')
@@ -59,4 +83,68 @@ export class EventsController {
       .type('application/json; charset=utf-8');
     return page.json;
   }
+
+  @Get('stream')
+  @RequireScope('pets:read')
+  @ApiOperation({
+    operationId: 'streamEvents',
+    summary: 'Watch the changes live',
+    description: STREAM_EVENTS_DESCRIPTION,
+  })
+  @ApiHeader({
+    name: 'Last-Event-ID',
+    required: false,
+    description:
+      'The id of the last event you received: the stream resumes right after it, with no gap and no repeat. Browsers send it by themselves when they reconnect.',
+    schema: { type: 'string', example: '7301-42' },
+  })
+  @ApiProduces('text/event-stream')
+  @ApiOkResponse({
+    description:
+      'A `text/event-stream` that stays open: each event as `id:`, `event:` (its type) and `data:` (the PetEvent JSON) lines, and comment lines (`: keep-alive`) at least every 15 s.',
+    content: {
+      'text/event-stream': {
+        schema: { type: 'string' },
+        example:
+          ': connected\n\nid: 7301-42\nevent: pet.updated\ndata: {"id":"7301-42","type":"pet.updated","timestamp":"2026-11-25T18:04:05.123Z","data":{"pet":{"id":42,"name":"Rex","categoryId":1,"status":"sold"},"previous":{"status":"available"}}}\n\n',
+      },
+    },
+    headers: RATE_LIMIT_HEADERS,
+  })
+  @ApiErrorResponses(400)
+  @ApiResponse({
+    status: 410,
+    description: `\`CURSOR_EXPIRED\`: ${CURSOR_EXPIRED_MESSAGE}.`,
+    content: errorContent(410, { CURSOR_EXPIRED: CURSOR_EXPIRED_MESSAGE }),
+  })
+  async streamEvents(
+    @Query() query: StreamEventsQueryDto,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @CurrentPrincipal() principal: ApiKeyPrincipal,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const after = lastEventId === undefined ? query.after : lastEventIdPosition(lastEventId);
+    const from = after === undefined ? undefined : positionOf(after)!;
+    if (from) await this.events.assertRetained(from);
+    const body = new PassThrough();
+    const stream = this.streams.open(principal.id, from, {
+      write: (chunk) => body.write(chunk),
+      get buffered() {
+        return body.writableLength + (reply.raw.writableLength ?? 0);
+      },
+      end: () => body.end(),
+    });
+    reply.raw.on('close', () => this.streams.close(stream));
+    // X-Accel-Buffering: a buffering proxy (nginx) would hold events back.
+    void reply
+      .type('text/event-stream; charset=utf-8')
+      .header('x-accel-buffering', 'no')
+      .send(body);
+  }
+}
+
+/** Last-Event-ID as the id of an event, or a 400 naming the header. */
+function lastEventIdPosition(value: string): string {
+  if (positionOf(value) !== undefined) return value;
+  throw validationFailed('Last-Event-ID must be the id of an event from this feed');
 }

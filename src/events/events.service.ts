@@ -2,11 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { ApiError } from '../errors/api-error.js';
 import { DEFAULT_PAGE_SIZE } from '../http/page-limit.js';
 import type { ListEventsQueryDto } from './dto/list-events-query.dto.js';
-import { eventIdOf, type EventPosition, positionOf } from './event-position.js';
-import { PetEventsRepository, type StoredPetEvent } from './pet-events.repository.js';
-
-/** Before every event: where a follower without a cursor starts. */
-const START: EventPosition = { tx: 0n, seq: 0n };
+import { eventJson } from './event-json.js';
+import { eventIdOf, type EventPosition, isBefore, positionOf, START } from './event-position.js';
+import { PetEventsRepository } from './pet-events.repository.js';
 
 export interface EventPage {
   /** The page as a JSON array, built from the stored JSON without parsing it. */
@@ -27,12 +25,17 @@ export class EventsService {
    * read: had retention deleted events after the cursor in between, the page would lack them, and
    * the check sees that deletion.
    */
+  /** A 410 for a position before what retention deleted: events after it may be gone. */
+  async assertRetained(position: EventPosition): Promise<void> {
+    if (isBefore(position, await this.events.findPurgedThrough())) {
+      throw new ApiError('CURSOR_EXPIRED', CURSOR_EXPIRED_MESSAGE);
+    }
+  }
+
   async page({ after, limit = DEFAULT_PAGE_SIZE }: ListEventsQueryDto): Promise<EventPage> {
     const from = after === undefined ? START : positionOf(after)!;
     const events = await this.events.findPage(from, limit);
-    if (after !== undefined && isBefore(from, await this.events.findPurgedThrough())) {
-      throw new ApiError('CURSOR_EXPIRED', CURSOR_EXPIRED_MESSAGE);
-    }
+    if (after !== undefined) await this.assertRetained(from);
     const last = events.at(-1);
     const position = last ? eventIdOf(last) : after;
     return {
@@ -40,17 +43,4 @@ export class EventsService {
       next: { ...(position !== undefined && { after: position }), limit: String(limit) },
     };
   }
-}
-
-function isBefore(a: EventPosition, b: EventPosition): boolean {
-  return a.tx < b.tx || (a.tx === b.tx && a.seq < b.seq);
-}
-
-/** The wire form of an event: stored JSON pieces put together, in the documented key order. */
-export function eventJson(event: StoredPetEvent): string {
-  const previous = event.previous === null ? '' : `,"previous":${event.previous}`;
-  return (
-    `{"id":"${eventIdOf(event)}","type":"${event.type}",` +
-    `"timestamp":"${event.occurredAt.toISOString()}","data":{"pet":${event.pet}${previous}}}`
-  );
 }

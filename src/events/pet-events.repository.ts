@@ -40,6 +40,10 @@ function statements(db: SqlRunner) {
       ORDER BY e.tx, e.seq LIMIT :limit`,
     ),
     purged: db.statement<object>('SELECT p.tx, p.seq FROM pet_events_purged p'),
+    newest: db.statement<object>(
+      `SELECT e.tx, e.seq FROM pet_events e WHERE e.tx < ${db.commitHorizon}
+      ORDER BY e.tx DESC, e.seq DESC LIMIT 1`,
+    ),
     lockPurged: db.lockingStatement<object>('SELECT p.tx, p.seq FROM pet_events_purged p'),
     newestBefore: db.statement<{ cutoff: string }>(
       `SELECT e.tx, e.seq FROM pet_events e WHERE e.occurred_at < :cutoff
@@ -58,6 +62,7 @@ function statements(db: SqlRunner) {
 @Injectable()
 export class PetEventsRepository {
   private readonly sql: ReturnType<typeof statements>;
+  private readonly committedListeners: (() => void)[] = [];
 
   constructor(private readonly db: SqlRunner) {
     this.sql = statements(db);
@@ -79,6 +84,20 @@ export class PetEventsRepository {
         previous: event.previous === undefined ? null : JSON.stringify(event.previous),
       }),
     );
+    transaction.afterCommit(() => {
+      for (const listener of this.committedListeners) listener();
+    });
+  }
+
+  /** Calls `listener` each time a transaction of this process that wrote events commits. */
+  onCommitted(listener: () => void): void {
+    this.committedListeners.push(listener);
+  }
+
+  /** The newest event a reader may be served now; before every event when there is none. */
+  async findNewestPosition(): Promise<EventPosition> {
+    const [row] = await this.read(this.sql.newest, {});
+    return row ? positionOfRow(row) : { tx: 0n, seq: 0n };
   }
 
   /** Up to `limit` events after `after`, in the one order of events. */

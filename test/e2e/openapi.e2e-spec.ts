@@ -32,7 +32,7 @@ describe('OpenAPI document', () => {
     ]);
   });
 
-  it('has the three operations of the seed, updatePet and listEvents, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
+  it('has the three operations of the seed, updatePet, listEvents and streamEvents, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item as Json).map(([method, op]): Json => ({ path, method, ...(op as Json) })),
     );
@@ -46,6 +46,7 @@ describe('OpenAPI document', () => {
       'getPet GET /pets/{petId}',
       'updatePet PATCH /pets/{petId}',
       'listEvents GET /events',
+      'streamEvents GET /events/stream',
     ]);
     const scopes: Json = {
       listPets: 'pets:read',
@@ -53,9 +54,10 @@ describe('OpenAPI document', () => {
       getPet: 'pets:read',
       updatePet: 'pets:write',
       listEvents: 'pets:read',
+      streamEvents: 'pets:read',
     };
     for (const op of operations) {
-      expect(op.tags).toEqual([op.operationId === 'listEvents' ? 'events' : 'animals']);
+      expect(op.tags).toEqual([op.path.startsWith('/events') ? 'events' : 'animals']);
       // OpenAPI 3.0 lists scopes in a requirement only for OAuth2 and OpenID Connect schemes.
       expect(op.security).toEqual([{ bearerAuth: [] }]);
       expect(op['x-required-scopes']).toEqual([scopes[op.operationId]]);

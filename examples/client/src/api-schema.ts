@@ -92,6 +92,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/events/stream': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Watch the changes live
+     * @description The same events as listEvents, pushed as they commit (WHATWG Server-Sent Events). Resumes right after `Last-Event-ID` (or `after`) with no gap and no repeat; without either, sends the events committed from now on. A change committed through any instance reaches every open stream within about a second. At most `EVENT_STREAMS_PER_KEY` (default 5) streams per key are open on one instance; the next gets 429. The stream ends when the instance stops; reconnect (with `Last-Event-ID`) and another instance resumes it.
+     *
+     *     Needs an API key with the scope `pets:read`.
+     */
+    get: operations['streamEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -874,6 +896,116 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['PetEvent'][];
+        };
+      };
+      /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `CURSOR_EXPIRED`: Events after this cursor were deleted (older than the retention period); read the feed again without after. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request is accepted. */
+          'Retry-After'?: number;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `INTERNAL_ERROR`: An unexpected error; nothing about it is exposed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `SERVICE_UNAVAILABLE`: The database is unreachable; retry later. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  streamEvents: {
+    parameters: {
+      query?: {
+        /** @description An event id: the stream starts right after it. For clients that cannot send `Last-Event-ID`; that header wins when both are sent. Without either, the stream sends the events committed from now on. */
+        after?: string;
+      };
+      header?: {
+        /** @description The id of the last event you received: the stream resumes right after it, with no gap and no repeat. Browsers send it by themselves when they reconnect. */
+        'Last-Event-ID'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A `text/event-stream` that stays open: each event as `id:`, `event:` (its type) and `data:` (the PetEvent JSON) lines, and comment lines (`: keep-alive`) at least every 15 s. */
+      200: {
+        headers: {
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example : connected
+           *
+           *     id: 7301-42
+           *     event: pet.updated
+           *     data: {"id":"7301-42","type":"pet.updated","timestamp":"2026-11-25T18:04:05.123Z","data":{"pet":{"id":42,"name":"Rex","categoryId":1,"status":"sold"},"previous":{"status":"available"}}}
+           */
+          'text/event-stream': string;
         };
       };
       /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */

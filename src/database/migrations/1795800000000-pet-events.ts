@@ -17,6 +17,14 @@ const POSTGRES = [
      previous text NULL,
      trace_context text NULL
    )`,
+  // Tells listening processes, at commit, that events were written (docs/events.md, "The stream").
+  `CREATE FUNCTION pet_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     PERFORM pg_notify('pet_events', '');
+     RETURN NULL;
+   END $$`,
+  `CREATE TRIGGER pet_events_notify AFTER INSERT ON pet_events
+   FOR EACH STATEMENT EXECUTE FUNCTION pet_events_notify()`,
 ];
 
 const SQLITE = [
@@ -56,5 +64,7 @@ export class PetEvents1795800000000 implements MigrationInterface {
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query('DROP TABLE pet_events_purged');
     await queryRunner.query('DROP TABLE pet_events');
+    if (queryRunner.connection.options.type === 'postgres')
+      await queryRunner.query('DROP FUNCTION pet_events_notify()');
   }
 }

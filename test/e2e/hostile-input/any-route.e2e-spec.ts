@@ -26,7 +26,9 @@ describe.each(ENGINES)('hostile methods, paths and headers through the real app 
   afterAll(() => app?.close());
 
   it('any method on any path with any headers: documented methods are served, others are 404 or 405 with Allow', async () => {
-    const routes = doc.routes();
+    // The event stream stays open by design, which an injected request cannot end; its hostile
+    // input goes over real sockets in hostile-input/events.e2e-spec.ts.
+    const routes = doc.routes().filter(({ path }) => !path.endsWith('/events/stream'));
     const request = fc.record({
       method: fc.constantFrom(
         'GET',

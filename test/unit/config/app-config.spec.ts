@@ -37,6 +37,8 @@ describe('loadConfig', () => {
       authFailureLimitPerMinute: 60,
       trustedProxies: [],
       eventRetentionDays: 30,
+      eventStreamsPerKey: 5,
+      eventStreamHeartbeatSeconds: 15,
     });
   });
 
