@@ -3,7 +3,11 @@ import {
   Injectable,
   Logger,
   type OnModuleInit,
+  Optional,
 } from '@nestjs/common';
+import { Gauge } from 'prom-client';
+import { Metrics } from '../metrics/metrics.js';
+import { ageSeconds } from './events.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
 import { ApiError } from '../errors/api-error.js';
@@ -59,7 +63,19 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
     private readonly events: PetEventsRepository,
     private readonly notifications: ChangeNotifications,
     private readonly config: AppConfig,
-  ) {}
+    @Optional() private readonly metrics?: Metrics,
+  ) {
+    if (!metrics) return;
+    const streams = this.streams;
+    new Gauge({
+      name: 'animal_store_event_streams_open',
+      help: 'Event streams (GET /v1/events/stream) open on this instance.',
+      registers: [metrics.registry],
+      collect() {
+        this.set(streams.size);
+      },
+    });
+  }
 
   onModuleInit(): void {
     this.events.onCommitted(() => this.wake());
@@ -161,12 +177,14 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
 
   private send(stream: OpenStream, batch: StoredPetEvent[]): void {
     let chunk = '';
+    let newest: StoredPetEvent | undefined;
     for (const event of batch) {
       if (!isBefore(stream.cursor, event)) continue;
       chunk += `id: ${eventIdOf(event)}\nevent: ${event.type}\ndata: ${eventJson(event)}\n\n`;
-      stream.cursor = event;
+      stream.cursor = newest = event;
     }
-    if (chunk === '' || stream.closed) return;
+    if (newest === undefined || stream.closed) return;
+    this.metrics?.eventLag.observe({ reader: 'stream' }, ageSeconds(newest.occurredAt));
     stream.sink.write(chunk);
     if (stream.sink.buffered > MAX_BUFFERED_BYTES) this.close(stream);
   }

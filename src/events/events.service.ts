@@ -1,10 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { ApiError } from '../errors/api-error.js';
 import { DEFAULT_PAGE_SIZE } from '../http/page-limit.js';
 import type { ListEventsQueryDto } from './dto/list-events-query.dto.js';
 import { eventJson } from './event-json.js';
 import { eventIdOf, type EventPosition, isBefore, positionOf, START } from './event-position.js';
 import { PetEventsRepository } from './pet-events.repository.js';
+import { Metrics } from '../metrics/metrics.js';
 
 export interface EventPage {
   /** The page as a JSON array, built from the stored JSON without parsing it. */
@@ -18,7 +19,10 @@ export const CURSOR_EXPIRED_MESSAGE =
 
 @Injectable()
 export class EventsService {
-  constructor(private readonly events: PetEventsRepository) {}
+  constructor(
+    private readonly events: PetEventsRepository,
+    @Optional() private readonly metrics?: Metrics,
+  ) {}
 
   /**
    * A page of the feed (docs/events.md, "The feed"). The retention check runs after the page is
@@ -37,10 +41,16 @@ export class EventsService {
     const events = await this.events.findPage(from, limit);
     if (after !== undefined) await this.assertRetained(from);
     const last = events.at(-1);
+    if (last) this.metrics?.eventLag.observe({ reader: 'feed' }, ageSeconds(last.occurredAt));
     const position = last ? eventIdOf(last) : after;
     return {
       json: `[${events.map(eventJson).join(',')}]`,
       next: { ...(position !== undefined && { after: position }), limit: String(limit) },
     };
   }
+}
+
+/** How long ago an event was committed, as its lag when it is served. */
+export function ageSeconds(occurredAt: Date): number {
+  return Math.max(0, Date.now() - occurredAt.getTime()) / 1000;
 }

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
+import { Metrics } from '../metrics/metrics.js';
 import {
   type Row,
   SqlRunner,
@@ -64,7 +65,10 @@ export class PetEventsRepository {
   private readonly sql: ReturnType<typeof statements>;
   private readonly committedListeners: (() => void)[] = [];
 
-  constructor(private readonly db: SqlRunner) {
+  constructor(
+    private readonly db: SqlRunner,
+    @Optional() private readonly metrics?: Metrics,
+  ) {
     this.sql = statements(db);
   }
 
@@ -85,6 +89,7 @@ export class PetEventsRepository {
       }),
     );
     transaction.afterCommit(() => {
+      this.metrics?.eventsCommitted.inc({ type: event.type });
       for (const listener of this.committedListeners) listener();
     });
   }

@@ -26,6 +26,10 @@ const HELP = {
     'When a deprecated operation stops working (its Sunset header), in Unix seconds.',
   animal_store_deprecated_calls_total:
     'Calls of deprecated operations, by operation and API key name.',
+  animal_store_events_committed_total:
+    'Events committed by this instance with their change, by type (pet.created, pet.updated).',
+  animal_store_event_lag_seconds:
+    'Age of the newest event in each answer of the feed and each write to a stream: how far behind readers are served, by reader (feed, stream).',
 } as const;
 
 type MetricName = keyof typeof HELP;
@@ -59,6 +63,8 @@ export class Metrics {
     'operation',
     'api_key',
   ]);
+  readonly eventsCommitted = this.counter('animal_store_events_committed_total', ['type']);
+  readonly eventLag = this.histogram('animal_store_event_lag_seconds', ['reader']);
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });

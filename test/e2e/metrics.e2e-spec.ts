@@ -219,6 +219,15 @@ describe.skipIf(!hasPrometheus).each(ENGINES)(
       else expect(pools).toEqual([]);
     });
 
+    it('counts committed events by type, and reports open streams', async () => {
+      expect(
+        byLabels(await samplesOf(prometheus, 'animal_store_events_committed_total'), ['type']),
+      ).toEqual(['type=pet.created 1', 'type=pet.updated 1']);
+      expect(byLabels(await samplesOf(prometheus, 'animal_store_event_streams_open'), [])).toEqual([
+        ' 0',
+      ]);
+    });
+
     it('reports readiness, requests in flight and Node process metrics', async () => {
       expect(byLabels(await samplesOf(prometheus, 'animal_store_ready'), [])).toEqual([' 1']);
       expect(

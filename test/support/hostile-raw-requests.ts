@@ -39,8 +39,10 @@ function spliced(text: string, bytes: readonly number[], at: number): Buffer {
 
 /** Request targets: the documented paths, spoilt with raw bytes, in absolute and other forms. */
 function requestTargets(doc: OpenApiDocument): fc.Arbitrary<Buffer> {
+  // The event stream stays open by design; its hostile input is in hostile-input/events.e2e-spec.ts.
   const paths = doc
     .routes()
+    .filter(({ path }) => !path.endsWith('/events/stream'))
     .map(({ path }) => path.replace(/\{[^}]+\}/g, '1'))
     .concat(['/v1/pets?limit=5&status=sold', '/v1/pets?=x', '/health/live', '/v1/nothing']);
   const path = fc.constantFrom(...paths);
