@@ -68,6 +68,8 @@ if (opts.against !== undefined && (opts.observability || opts.scale || opts.clus
   );
   process.exit(2);
 }
+// Checked before anything is built: a mistyped revision fails at once.
+const againstCommit = opts.against === undefined ? undefined : resolveCommit(opts.against);
 
 if (opts.cluster) {
   const result = {
@@ -111,7 +113,8 @@ if (otlpSink) CONTENDERS.tracing.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlpSink.endp
 
 process.stderr.write('building the service…\n');
 execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
-const against = opts.against === undefined ? undefined : buildRevision(opts.against);
+const against =
+  againstCommit === undefined ? undefined : buildRevision(opts.against, againstCommit);
 if (against) Object.assign(CONTENDERS.before, { nodeArgs: against.nodeArgs, cwd: against.dir });
 
 const workDir = mkdtempSync(join(tmpdir(), 'animal-store-bench-'));
@@ -364,15 +367,7 @@ function defineScenarios({ rows, key, scale, patchPool }) {
  * directory (outside this repository), kept for the next run against the same commit. Its
  * node_modules is a link to this one's when the package-locks are identical, else its own `npm ci`.
  */
-function buildRevision(rev) {
-  const git = (...args) => execFileSync('git', args, { encoding: 'utf8' }).trim();
-  let commit;
-  try {
-    commit = git('rev-parse', '--verify', '--quiet', `${rev}^{commit}`);
-  } catch {
-    process.stderr.write(`--against: no commit ${JSON.stringify(rev)}\n`);
-    process.exit(2);
-  }
+function buildRevision(rev, commit) {
   const dir = join(tmpdir(), `animal-store-bench-${commit.slice(0, 12)}`);
   if (!existsSync(join(dir, 'package.json'))) {
     process.stderr.write(`checking out ${rev} (${commit.slice(0, 12)}) in ${dir}…\n`);
@@ -392,6 +387,19 @@ function buildRevision(rev) {
   process.stderr.write(`building ${rev} (${commit.slice(0, 12)})…\n`);
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: dir, stdio: 'inherit' });
   return { commit, dir, nodeArgs: serverNodeArgs(join(dir, 'package.json')) };
+}
+
+function resolveCommit(rev) {
+  try {
+    return git('rev-parse', '--verify', '--quiet', `${rev}^{commit}`);
+  } catch {
+    process.stderr.write(`--against: no commit ${JSON.stringify(rev)}\n`);
+    process.exit(2);
+  }
+}
+
+function git(...args) {
+  return execFileSync('git', args, { encoding: 'utf8' }).trim();
 }
 
 /**
