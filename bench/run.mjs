@@ -1,4 +1,4 @@
-// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--cluster] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C] [--node PATH]
+// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--against REV] [--cluster] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C] [--node PATH]
 //
 // Races the real service against bench/reference (same API on bare Fastify + better-sqlite3, or `pg`
 // with prepared statements under --pg). Both
@@ -9,11 +9,22 @@
 // --pg races them on PostgreSQL (one database, both writing to it); --scale compares a deep page
 // with page 1 on the service alone;
 // --observability races the service against itself with metrics on and with tracing on;
+// --against REV races the service (the working tree) against the build of git revision REV
+// (contender `before`), built in a git worktree in the system's temp directory and kept there for
+// the next run (its own `npm ci` unless its package-lock.json is this one's);
 // --cluster measures the service on `npm run cluster`'s topology (bench/cluster.mjs).
 // --node runs the whole bench (seeding, service, reference) on that node binary instead of the one
 // running npm; better-sqlite3 must be built for its ABI (README, "Performance").
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +44,7 @@ const { values: opts, tokens } = parseArgs({
     pg: { type: 'string' },
     scale: { type: 'boolean', default: false },
     observability: { type: 'boolean', default: false },
+    against: { type: 'string' },
     cluster: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },
@@ -50,6 +62,14 @@ const slice = Math.min(positiveInteger('--slice', opts.slice, 1), seconds);
 const warmup = positiveInteger('--warmup', opts.warmup, 0);
 const connections = positiveInteger('--connections', opts.connections, 1);
 const engine = opts.pg ? 'postgres' : 'sqlite';
+if (opts.against !== undefined && (opts.observability || opts.scale || opts.cluster)) {
+  process.stderr.write(
+    '--against races the service against another build: not with --observability, --scale or --cluster\n',
+  );
+  process.exit(2);
+}
+// Checked before anything is built: a mistyped revision fails at once.
+const againstCommit = opts.against === undefined ? undefined : resolveCommit(opts.against);
 
 if (opts.cluster) {
   const result = {
@@ -77,18 +97,25 @@ const CONTENDERS = {
     port: 31104,
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: '' },
   },
+  // --against: that revision's build, started as its own `npm start` starts it, from its worktree.
+  before: { nodeArgs: [], port: 31102 },
 };
 // --scale is a property of the service alone.
 const contenders = opts.observability
   ? ['service', 'metrics', 'tracing']
   : opts.scale
     ? ['service']
-    : ['service', 'reference'];
+    : opts.against !== undefined
+      ? ['service', 'before']
+      : ['service', 'reference'];
 const otlpSink = opts.observability ? await startOtlpSink() : undefined;
 if (otlpSink) CONTENDERS.tracing.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlpSink.endpoint;
 
 process.stderr.write('building the service…\n');
 execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+const against =
+  againstCommit === undefined ? undefined : buildRevision(opts.against, againstCommit);
+if (against) Object.assign(CONTENDERS.before, { nodeArgs: against.nodeArgs, cwd: against.dir });
 
 const workDir = mkdtempSync(join(tmpdir(), 'animal-store-bench-'));
 // The patch scenario's own pets, after the `rows` the others read: no other scenario sees them
@@ -142,6 +169,7 @@ const result = {
     pinning,
     scale: opts.scale,
     observability: opts.observability,
+    ...(against && { against: { rev: opts.against, commit: against.commit } }),
   },
   runs,
   summary: summarize(
@@ -215,7 +243,7 @@ async function runRound(round) {
 }
 
 async function startContender(contender, round) {
-  const { nodeArgs, port, env: own = {} } = CONTENDERS[contender];
+  const { nodeArgs, port, cwd, env: own = {} } = CONTENDERS[contender];
   const sqlitePath = opts.pg ? undefined : data.freshCopy();
   const env = {
     NODE_ENV: 'production',
@@ -233,6 +261,7 @@ async function startContender(contender, round) {
     nodeArgs,
     env,
     port,
+    cwd,
     logFile: join(workDir, `${contender}-${round}.log`),
   });
   const patchCursor = sqlitePath ? { sent: 0 } : sharedPatchCursor;
@@ -331,6 +360,46 @@ function defineScenarios({ rows, key, scale, patchPool }) {
       },
     },
   ];
+}
+
+/**
+ * Builds git revision `rev` for --against in a worktree of its own under the system's temp
+ * directory (outside this repository), kept for the next run against the same commit. Its
+ * node_modules is a link to this one's when the package-locks are identical, else its own `npm ci`.
+ */
+function buildRevision(rev, commit) {
+  const dir = join(tmpdir(), `animal-store-bench-${commit.slice(0, 12)}`);
+  if (!existsSync(join(dir, 'package.json'))) {
+    process.stderr.write(`checking out ${rev} (${commit.slice(0, 12)}) in ${dir}…\n`);
+    git('worktree', 'prune');
+    git('worktree', 'add', '--detach', '--force', dir, commit);
+  }
+  if (!existsSync(join(dir, 'node_modules'))) {
+    const sameLock =
+      git('show', `${commit}:package-lock.json`) ===
+      readFileSync('package-lock.json', 'utf8').trim();
+    if (sameLock) symlinkSync(resolve('node_modules'), join(dir, 'node_modules'), 'dir');
+    else {
+      process.stderr.write(`${rev} has another package-lock.json: npm ci there…\n`);
+      execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'inherit' });
+    }
+  }
+  process.stderr.write(`building ${rev} (${commit.slice(0, 12)})…\n`);
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: dir, stdio: 'inherit' });
+  return { commit, dir, nodeArgs: serverNodeArgs(join(dir, 'package.json')) };
+}
+
+function resolveCommit(rev) {
+  try {
+    return git('rev-parse', '--verify', '--quiet', `${rev}^{commit}`);
+  } catch {
+    process.stderr.write(`--against: no commit ${JSON.stringify(rev)}\n`);
+    process.exit(2);
+  }
+}
+
+function git(...args) {
+  return execFileSync('git', args, { encoding: 'utf8' }).trim();
 }
 
 /**

@@ -60,6 +60,10 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
   const reference = byContender('reference');
   const ratios =
     reference.length === 0 ? undefined : pairedRatios(service, reference, scenarioNames);
+  // With --against: the service (the working tree) over the build of another revision.
+  const before = byContender('before');
+  const againstBefore =
+    before.length === 0 ? undefined : pairedRatios(service, before, scenarioNames);
   // With --observability: the service with metrics on, and with tracing on, over the service with
   // both off.
   const observability = byContender('metrics').length
@@ -86,6 +90,9 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
     check(`${scenario} req/s, service/reference`, ratio.rps, '≥', 0.6);
     check(`${scenario} p99 at ${connections} connections, service/reference`, ratio.p99, '≤', 2.0);
   }
+  // The writes are what a change to the service usually costs (docs/performance.md, fifth session).
+  for (const scenario of BEFORE_TARGETS.filter((name) => againstBefore?.[name]))
+    check(`${scenario} req/s, service/before`, againstBefore[scenario].rps, '≥', 0.9);
   for (const [scenario, ratio] of Object.entries(observability?.metrics ?? {}))
     check(`${scenario} req/s, metrics on / off`, ratio.rps, '≥', 0.95);
   if (scale) check('deep page p50 / page 1 p50', deepOverPage1, '≤', 1.3);
@@ -103,8 +110,11 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
     .reduce((sum, slice) => sum + slice.errors, 0);
   check('errors (non-2xx, socket errors, timeouts)', errors, '≤', 0);
 
-  return { contenders, ratios, observability, deepOverPage1, targets };
+  return { contenders, ratios, againstBefore, observability, deepOverPage1, targets };
 }
+
+/** Scenarios --against holds to ≥ 0.90 of the build before: createPet and updatePet. */
+const BEFORE_TARGETS = ['create', 'patch'];
 
 /**
  * Throughput: a ratio per slice pair (the two measured back to back, seconds apart), then the
@@ -136,19 +146,23 @@ function pairedRatios(numerator, denominator, scenarioNames) {
 }
 
 export function printReport({ setup, machine, summary }) {
-  const { contenders, ratios, observability, deepOverPage1, targets } = summary;
+  const { contenders, ratios, againstBefore, observability, deepOverPage1, targets } = summary;
   const out = [];
   out.push(
     '',
     `${machine.cpuModel} ×${machine.cpus}, Node ${machine.node}; ${setup.engine}, ${setup.rows.toLocaleString('en')} pets; ` +
       `${setup.rounds} rounds × ${setup.seconds} s per scenario and contender, in ${setup.slice} s slices taken in turns, after ${setup.warmup} s warm-up; ` +
-      `${setup.connections} connections via ${setup.loadGenerator}; ${setup.pinning}`,
+      `${setup.connections} connections via ${setup.loadGenerator}; ${setup.pinning}` +
+      (setup.against
+        ? `; before = ${setup.against.rev} (${setup.against.commit.slice(0, 12)})`
+        : ''),
     '',
   );
 
   const names = Object.keys(contenders);
   const header = ['scenario', ...names.flatMap((n) => [`${n} req/s`, `${n} p50/p99 ms`])];
   if (ratios) header.push('req/s ratio', 'p99 ratio');
+  if (againstBefore) header.push('req/s service/before', 'p99 service/before');
   const table = [header];
   for (const scenario of Object.keys(contenders.service.scenarios)) {
     const row = [scenario];
@@ -159,7 +173,8 @@ export function printReport({ setup, machine, summary }) {
         `${s.p50Ms.toFixed(2)} / ${s.p99Ms.toFixed(2)}`,
       );
     }
-    if (ratios) row.push(ratios[scenario].rps.toFixed(2), ratios[scenario].p99.toFixed(2));
+    for (const paired of [ratios, againstBefore].filter(Boolean))
+      row.push(paired[scenario].rps.toFixed(2), paired[scenario].p99.toFixed(2));
     table.push(row);
   }
   table.push([

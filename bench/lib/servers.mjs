@@ -15,14 +15,16 @@ const READY_TIMEOUT_MS = 30_000;
  * @param {string[]} options.nodeArgs  arguments to node: flags, then the script
  * @param {Record<string,string>} options.env
  * @param {number} options.port
+ * @param {string} [options.cwd]        where the script's relative paths start (another build's tree)
  * @param {string} options.logFile      stdout and stderr go here (a pipe to us would cost our CPU)
  */
-export async function startServer({ name, nodeArgs, env, port, logFile }) {
+export async function startServer({ name, nodeArgs, env, port, cwd, logFile }) {
   const log = openSync(logFile, 'a');
   const [file, ...args] = cpuPin(0, process.execPath, nodeArgs);
   const startedAt = performance.now();
   const child = spawn(file, args, {
     env: { ...process.env, ...env, PORT: String(port) },
+    cwd,
     stdio: ['ignore', log, log],
   });
   closeSync(log);

@@ -4,6 +4,7 @@
 // Same answers as store.mjs, asynchronously; a key verified in the last VERIFIED_KEY_TTL_MS is
 // trusted without a query, so most requests make one round trip.
 import pg from 'pg';
+import { petEventRow } from './rules.mjs';
 import { createVerifiedKeys } from './verified-keys.mjs';
 
 /** TypeORM's pool size in the service (src/database/data-source.ts). */
@@ -34,6 +35,11 @@ const INSERT = {
   name: 'insert',
   text: 'INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id',
 };
+/** A change's event, in the change's transaction (src/events/pet-events.repository.ts append). */
+const INSERT_EVENT = {
+  name: 'insert_event',
+  text: 'INSERT INTO pet_events (type, occurred_at, pet_id, pet, previous) VALUES ($1, $2, $3, $4, $5)',
+};
 const KEY_BY_PREFIX = {
   name: 'key_by_prefix',
   text: 'SELECT key_hash, revoked_at, scopes FROM api_keys WHERE prefix = $1',
@@ -47,6 +53,23 @@ export function openPgStore(url) {
   });
   const rows = (statement, values) =>
     pool.query({ ...statement, values, rowMode: 'array' }).then((result) => result.rows);
+  /** `work` between BEGIN and COMMIT on one connection of the pool; ROLLBACK when it throws. */
+  const inTransaction = async (work) => {
+    const client = await pool.connect();
+    let broken;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      // A connection that cannot even roll back is discarded rather than returned to the pool.
+      await client.query('ROLLBACK').catch((rollbackError) => (broken = rollbackError));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  };
   const keys = createVerifiedKeys((prefix) =>
     pool.query({ ...KEY_BY_PREFIX, values: [prefix] }).then((result) => result.rows[0]),
   );
@@ -59,15 +82,30 @@ export function openPgStore(url) {
         : rows(PAGE_BY_STATUS, [status, afterId, take]),
     /** The row [id, name, category_id, status, revision] of pet `id`, or undefined. */
     byId: (id) => rows(BY_ID, [id]).then((found) => found[0]),
-    /** Stores a pet and resolves to its id. */
+    /**
+     * Stores a pet and its pet.created event and resolves to its id: BEGIN, INSERT, INSERT, COMMIT
+     * on one connection, the round trips the service makes (docs/performance.md, fifth session).
+     */
     insert: (name, categoryId, status) =>
-      rows(INSERT, [name, categoryId, status]).then((inserted) => inserted[0][0]),
-    /** updatePet's transaction, as store.mjs's update, on one connection of the pool. */
-    update: async (id, decide) => {
-      const client = await pool.connect();
-      let broken;
-      try {
-        await client.query('BEGIN');
+      inTransaction(async (client) => {
+        const inserted = await client.query({
+          ...INSERT,
+          values: [name, categoryId, status],
+          rowMode: 'array',
+        });
+        const id = inserted.rows[0][0];
+        await client.query({
+          ...INSERT_EVENT,
+          values: petEventRow('pet.created', [id, name, categoryId, status]),
+        });
+        return id;
+      }),
+    /**
+     * updatePet's transaction, as store.mjs's update, on one connection of the pool: a stored row
+     * writes its pet.updated event before COMMIT.
+     */
+    update: (id, decide) =>
+      inTransaction(async (client) => {
         const locked = await client.query({ ...LOCK_BY_ID, values: [id], rowMode: 'array' });
         const row = locked.rows[0];
         const next = decide(row);
@@ -75,17 +113,10 @@ export function openPgStore(url) {
           const values = [next[1], next[2], next[3], id];
           const updated = await client.query({ ...UPDATE, values, rowMode: 'array' });
           next[4] = updated.rows[0][0];
+          await client.query({ ...INSERT_EVENT, values: petEventRow('pet.updated', next, row) });
         }
-        await client.query('COMMIT');
         return next;
-      } catch (error) {
-        // A connection that cannot even roll back is discarded rather than returned to the pool.
-        await client.query('ROLLBACK').catch((rollbackError) => (broken = rollbackError));
-        throw error;
-      } finally {
-        client.release(broken);
-      }
-    },
+      }),
     ping: () => pool.query('SELECT 1'),
     close: () => pool.end(),
     /** The scopes of `key`, or a promise of them, when it is a known, unrevoked key; else false. */

@@ -297,6 +297,26 @@ export function petJson(id, name, categoryId, status) {
     : `{"id":${id},"name":${JSON.stringify(name)},"categoryId":${categoryId},"status":"${status}"}`;
 }
 
+/**
+ * The `pet_events` row a change writes, as [type, occurred_at, pet_id, pet, previous]
+ * (src/events/pet-events.repository.ts append, src/pets/pets.service.ts): the pet after the change
+ * as the API sends it, and for pet.updated the old values of exactly the members that changed, in
+ * the Pet's order, a status the pet lacked as null. `pet` and `before` are rows
+ * [id, name, category_id, status, …]; PostgreSQL gives the bigint columns as strings.
+ */
+export function petEventRow(type, pet, before) {
+  const [id, name, categoryId, status] = pet;
+  let previous = null;
+  if (before !== undefined) {
+    const changed = {};
+    if (before[1] !== name) changed.name = before[1];
+    if (Number(before[2]) !== Number(categoryId)) changed.categoryId = Number(before[2]);
+    if (before[3] !== status) changed.status = before[3];
+    previous = JSON.stringify(changed);
+  }
+  return [type, new Date().toISOString(), id, petJson(id, name, categoryId, status), previous];
+}
+
 // Conditional requests (src/http/conditional-get.ts, if-match.ts, entity-tags.ts).
 
 /** A pet's strong ETag: its id and revision (src/pets/pet-entity-tag.ts). */

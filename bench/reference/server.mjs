@@ -9,6 +9,8 @@
 // Env: PORT (default 3001), HOST (127.0.0.1), DATABASE_PATH (a SQLite file the service already
 // migrated) or DATABASE_URL (a postgres:// database the service already migrated),
 // BODY_LIMIT_BYTES (16384), LOG_LEVEL (info). The parity tests are in test/e2e/reference-parity/.
+// createPet and updatePet write their `pet_events` row in the change's transaction, as the service
+// does (store.mjs, pg-store.mjs; test/e2e/reference-parity/pet-events.e2e-spec.ts).
 // Not mirrored: rate limits (the bench and the parity test run the service with
 // RATE_LIMIT_PER_MINUTE=0), Idempotency-Key (neither sends one), key expiry (neither's keys
 // expire) and the /docs routes (so another method on /docs is a 404 here, a 405 in the service).

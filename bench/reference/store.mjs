@@ -1,6 +1,7 @@
 // The SQLite side of the reference: the service's own tables (src/database/migrations), opened as
 // the service opens them (WAL, 5 s busy timeout), every statement prepared once at start.
 import Database from 'better-sqlite3';
+import { petEventRow } from './rules.mjs';
 import { createVerifiedKeys } from './verified-keys.mjs';
 
 export function openStore(path) {
@@ -26,6 +27,9 @@ export function openStore(path) {
       'UPDATE pets SET name = ?, category_id = ?, status = ?, revision = revision + 1 WHERE id = ? RETURNING revision',
     )
     .pluck();
+  const insertEvent = db.prepare(
+    'INSERT INTO pet_events (type, occurred_at, pet_id, pet, previous) VALUES (?, ?, ?, ?, ?)',
+  );
   const keyByPrefix = db.prepare(
     'SELECT key_hash, revoked_at, scopes FROM api_keys WHERE prefix = ?',
   );
@@ -35,12 +39,20 @@ export function openStore(path) {
 
   // BEGIN IMMEDIATE takes the write lock before the read, as the service's transaction does
   // (src/database/sqlite-sql-runner.ts): no other change can come between the check and the write.
+  // Every change writes its event in its own transaction (src/pets/pets.service.ts,
+  // src/events/pet-events.repository.ts append): both commit or neither.
   const change = db.transaction((id, decide) => {
     const row = byId.get(id);
     const next = decide(row);
     if (next === row || !Array.isArray(next)) return next;
     next[4] = update.get(next[1], next[2], next[3], id);
+    insertEvent.run(petEventRow('pet.updated', next, row));
     return next;
+  });
+  const create = db.transaction((name, categoryId, status) => {
+    const id = Number(insert.run(name, categoryId, status).lastInsertRowid);
+    insertEvent.run(petEventRow('pet.created', [id, name, categoryId, status]));
+    return id;
   });
 
   return {
@@ -49,13 +61,13 @@ export function openStore(path) {
       status === undefined ? pageAll.all(afterId, take) : pageByStatus.all(status, afterId, take),
     /** The row [id, name, category_id, status, revision] of pet `id`, or undefined. */
     byId: (id) => byId.get(id),
-    /** Stores a pet and returns its id. */
-    insert: (name, categoryId, status) =>
-      Number(insert.run(name, categoryId, status).lastInsertRowid),
+    /** Stores a pet and its pet.created event in one transaction, and returns its id. */
+    insert: (name, categoryId, status) => create.immediate(name, categoryId, status),
     /**
      * updatePet's transaction (src/pets/pets.service.ts update): `decide` gets the pet's row, or
      * undefined, and returns the row to store (the revision is the store's to bump), the row itself
      * to leave the pet as it is, or a refusal; the stored row, the row or the refusal comes back.
+     * A stored row writes its pet.updated event in the same transaction; the others write nothing.
      */
     update: (id, decide) => change.immediate(id, decide),
     ping: () => ping.get(),

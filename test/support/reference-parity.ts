@@ -86,6 +86,8 @@ export interface ParityPair {
   revokedKey: string;
   /** A valid key with the pets:read scope alone. */
   readOnlyKey: string;
+  /** The DATABASE_URL each server runs on (`sqlite:<path>` or `postgres://…`), to read what it stored. */
+  databaseUrls: { service: string; reference: string };
   /** Sends one case to the service, then to the reference, and holds both to the same answer. */
   expectSameAnswer(parityCase: ParityCase, requestId: string): Promise<void>;
   /** Puts the real keys in place of the KEY, REVOKED_KEY, TAMPERED_KEY and READ_ONLY_KEY placeholders. */
@@ -161,6 +163,7 @@ export async function startParityPair(engine: Engine = 'sqlite'): Promise<Parity
     key,
     revokedKey,
     readOnlyKey,
+    databaseUrls: { service: original.url, reference: copy.url },
     withKeys,
     expectSameAnswer: async ([, status, method, path, options], requestId) => {
       const headers = withKeys(options.headers ?? {});

@@ -200,4 +200,47 @@ describe('bench summary', () => {
       met: false,
     });
   });
+
+  it('with --against, compares the service with the build before, and holds create and patch to 0.90 of it', () => {
+    const scenarios = (list: number, create: number, patch: number) => ({
+      list: [load(list, 5, 10)],
+      create: [load(create, 5, 10), load(create, 5, 10)],
+      patch: [load(patch, 5, 10)],
+    });
+    const round = (contender: string, n: number, rates: [number, number, number]) => ({
+      ...run(contender, n, 0, 0),
+      scenarios: scenarios(...rates),
+    });
+    const runs = [
+      round('service', 1, [1000, 850, 950]),
+      round('before', 1, [1000, 1000, 1000]),
+      round('service', 2, [1100, 880, 900]),
+      round('before', 2, [1000, 1000, 1000]),
+    ];
+
+    const { ratios, againstBefore, targets } = summarize(runs, ['list', 'create', 'patch'], {
+      pg: undefined,
+      scale: false,
+      connections: 32,
+    });
+
+    expect(ratios).toBeUndefined();
+    expect(againstBefore!.create).toEqual({ pairs: 4, rps: expect.closeTo(0.865, 9), p99: 1 });
+    expect(againstBefore!.list.rps).toBeCloseTo(1.05, 9);
+    // Only the writes have a line against the build before.
+    expect(targets.filter((t: { name: string }) => t.name.includes('before'))).toEqual([
+      {
+        name: 'create req/s, service/before',
+        value: expect.closeTo(0.865, 9),
+        target: '≥ 0.9',
+        met: false,
+      },
+      {
+        name: 'patch req/s, service/before',
+        value: expect.closeTo(0.925, 9),
+        target: '≥ 0.9',
+        met: true,
+      },
+    ]);
+  });
 });
