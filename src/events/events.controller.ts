@@ -1,4 +1,4 @@
-import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
+import { applyDecorators, Controller, Get, Headers, Query, Res } from '@nestjs/common';
 import {
   ApiHeader,
   ApiOkResponse,
@@ -67,12 +67,7 @@ export class EventsController {
       ...RATE_LIMIT_HEADERS,
     },
   })
-  @ApiErrorResponses(400)
-  @ApiResponse({
-    status: 410,
-    description: `\`CURSOR_EXPIRED\`: ${CURSOR_EXPIRED_MESSAGE}.`,
-    content: errorContent(410, { CURSOR_EXPIRED: CURSOR_EXPIRED_MESSAGE }),
-  })
+  @ApiCursorErrors()
   async listEvents(
     @Query() query: ListEventsQueryDto,
     @Res({ passthrough: true }) reply: FastifyReply,
@@ -111,12 +106,7 @@ export class EventsController {
     },
     headers: RATE_LIMIT_HEADERS,
   })
-  @ApiErrorResponses(400)
-  @ApiResponse({
-    status: 410,
-    description: `\`CURSOR_EXPIRED\`: ${CURSOR_EXPIRED_MESSAGE}.`,
-    content: errorContent(410, { CURSOR_EXPIRED: CURSOR_EXPIRED_MESSAGE }),
-  })
+  @ApiCursorErrors()
   async streamEvents(
     @Query() query: StreamEventsQueryDto,
     @Headers('last-event-id') lastEventId: string | undefined,
@@ -141,6 +131,18 @@ export class EventsController {
       .header('x-accel-buffering', 'no')
       .send(body);
   }
+}
+
+/** The 400 of a malformed cursor and the 410 of one older than retention. */
+function ApiCursorErrors() {
+  return applyDecorators(
+    ApiErrorResponses(400),
+    ApiResponse({
+      status: 410,
+      description: `\`CURSOR_EXPIRED\`: ${CURSOR_EXPIRED_MESSAGE}.`,
+      content: errorContent(410, { CURSOR_EXPIRED: CURSOR_EXPIRED_MESSAGE }),
+    }),
+  );
 }
 
 /** Last-Event-ID as the id of an event, or a 400 naming the header. */
