@@ -154,18 +154,25 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
   /**
    * Sends what the stream missed, until it has reached the fan-out's tail; then the fan-out
    * takes over. Both read the same order, and each stream skips what it already has, so the
-   * hand-over repeats and skips nothing.
+   * hand-over repeats and skips nothing. The tail is always a position read from the database,
+   * never a client's cursor (which may lie beyond every event), and each pass either moves the
+   * cursor or ends, so the loop cannot spin.
    */
   private async catchUp(stream: OpenStream, fromNow: boolean): Promise<void> {
     try {
-      if (fromNow) stream.cursor = this.tail ?? (await this.events.findNewestPosition());
+      if (this.tail === undefined) {
+        const newest = await this.events.findNewestPosition();
+        // Another stream may have set it meanwhile, and the fan-out moved it on: keep theirs.
+        this.tail ??= newest;
+      }
+      if (fromNow) stream.cursor = this.tail;
       for (;;) {
         const batch = await this.events.findPage(stream.cursor, BATCH);
         if (stream.closed) return;
         this.send(stream, batch);
-        if (batch.length === BATCH) continue;
-        if (this.tail !== undefined && isBefore(stream.cursor, this.tail)) continue;
-        this.tail ??= stream.cursor;
+        // Nothing visible after the cursor: what lies between it and the tail is final and empty.
+        if (batch.length === BATCH || (batch.length > 0 && isBefore(stream.cursor, this.tail)))
+          continue;
         stream.live = true;
         return;
       }

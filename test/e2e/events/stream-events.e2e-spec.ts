@@ -92,6 +92,26 @@ describe.each(ENGINES)('GET /v1/events/stream (streamEvents) [%s]', (engine) => 
     }
   });
 
+  it('a Last-Event-ID beyond every event waits for later ones, and does not hold back other streams', async () => {
+    await createPet(t, { name: 'first', categoryId: 1 });
+    // Two keys: three streams are over one key's limit here.
+    const otherKey = (await t.app.get(ApiKeyStore).create('ahead')).key;
+    const ahead = await stream('', { 'last-event-id': '9223372036854775807-1' }, otherKey);
+    const fromNow = await stream();
+    const behind = await stream('', { 'last-event-id': (await feed()).at(-1)!.id });
+    try {
+      const pet = await createPet(t, { name: 'next', categoryId: 1 });
+      const [event] = await fromNow.events(1, 2_000);
+      expect(JSON.parse(event.data!).data.pet).toEqual(pet);
+      expect(JSON.parse((await behind.events(1, 2_000))[0].data!).data.pet).toEqual(pet);
+      expect(ahead.messages.filter((message) => message.id)).toEqual([]);
+    } finally {
+      for (const client of [ahead, fromNow, behind]) client.close();
+      // The server hears of the closes a moment later; the next test opens streams on this key.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  });
+
   it('sends a comment line as a heartbeat while idle', async () => {
     const client = await stream();
     try {
