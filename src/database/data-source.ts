@@ -83,6 +83,29 @@ export function sqliteConnectionOf(dataSource: DataSource): Database {
 
 /** Connects and brings the schema up to date; on PostgreSQL one process migrates at a time. */
 export async function openDataSource(options: DataSourceOptions): Promise<DataSource> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await openAndMigrate(options);
+    } catch (error) {
+      if (attempt === SQLITE_OPEN_ATTEMPTS || !isSqliteBusy(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+    }
+  }
+}
+
+/**
+ * Processes that open one new SQLite file at the same instant can find it locked in ways the busy
+ * timeout does not wait out (switching it to WAL, say); a few more tries settle it, since one of
+ * them has migrated it meanwhile.
+ */
+const SQLITE_OPEN_ATTEMPTS = 5;
+
+function isSqliteBusy(error: unknown): boolean {
+  const { code, driverError } = error as { code?: unknown; driverError?: { code?: unknown } };
+  return code === 'SQLITE_BUSY' || driverError?.code === 'SQLITE_BUSY';
+}
+
+async function openAndMigrate(options: DataSourceOptions): Promise<DataSource> {
   let dataSource: DataSource;
   if (options.type === 'better-sqlite3') {
     if (options.database !== ':memory:') mkdirSync(dirname(options.database), { recursive: true });
