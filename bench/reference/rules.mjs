@@ -329,40 +329,15 @@ export function entityTagOf(body, link) {
   return `W/"${hash('sha1', link === undefined ? body : `${link}\n${body}`, 'base64url')}"`;
 }
 
-const ENTITY_TAG = /(?:W\/)?("[\x21\x23-\x7e\x80-\xff]*")/y;
-
-/** Whether If-None-Match names this ETag (RFC 9110 §13.1.2, weak comparison); invalid: no. */
-export function ifNoneMatchMatches(value, etag) {
-  if (value === undefined) return false;
-  if (value.trim() === '*') return true;
-  const opaque = etag.charCodeAt(0) === 87 /* W */ ? etag.slice(2) : etag;
-  let matched = false;
-  let at = 0;
-  while (at < value.length) {
-    const char = value[at];
-    if (char === ',' || char === ' ' || char === '\t') {
-      at += 1;
-      continue;
-    }
-    ENTITY_TAG.lastIndex = at;
-    const tag = ENTITY_TAG.exec(value);
-    if (tag === null) return false;
-    if (tag[1] === opaque) matched = true;
-    at = ENTITY_TAG.lastIndex;
-    while (value[at] === ' ' || value[at] === '\t') at += 1;
-    if (at < value.length && value[at] !== ',') return false;
-  }
-  return matched;
-}
+const ENTITY_TAG = /(W\/)?("[\x21\x23-\x7e\x80-\xff]*")/y;
 
 /**
- * An If-Match value (src/http/if-match.ts): `*`, or the opaque parts of the strong tags it lists
- * (weak ones never match, so they are left out); undefined when malformed or empty, a 400.
+ * The tags an If-Match or If-None-Match value lists (src/http/entity-tags.ts): `*`, a list of
+ * `{ opaque, weak }`, or undefined when malformed.
  */
-export function parseIfMatch(value) {
+function parseEntityTags(value) {
   if (value.trim() === '*') return '*';
-  const strong = [];
-  let listed = false;
+  const tags = [];
   let at = 0;
   while (at < value.length) {
     const char = value[at];
@@ -373,13 +348,32 @@ export function parseIfMatch(value) {
     ENTITY_TAG.lastIndex = at;
     const tag = ENTITY_TAG.exec(value);
     if (tag === null) return undefined;
-    listed = true;
-    if (value[at] !== 'W') strong.push(tag[1]);
+    tags.push({ opaque: tag[2], weak: tag[1] !== undefined });
     at = ENTITY_TAG.lastIndex;
     while (value[at] === ' ' || value[at] === '\t') at += 1;
     if (at < value.length && value[at] !== ',') return undefined;
   }
-  return listed ? strong : undefined;
+  return tags;
+}
+
+/** Whether If-None-Match names this ETag (RFC 9110 §13.1.2, weak comparison); invalid: no. */
+export function ifNoneMatchMatches(value, etag) {
+  if (value === undefined) return false;
+  const tags = parseEntityTags(value);
+  if (tags === '*') return true;
+  const opaque = etag.charCodeAt(0) === 87 /* W */ ? etag.slice(2) : etag;
+  return tags?.some((tag) => tag.opaque === opaque) ?? false;
+}
+
+/**
+ * An If-Match value (src/http/if-match.ts): `*`, or the opaque parts of the strong tags it lists
+ * (weak ones never match, so they are left out); undefined when malformed or empty, a 400.
+ */
+export function parseIfMatch(value) {
+  const tags = parseEntityTags(value);
+  if (tags === '*') return '*';
+  if (tags === undefined || tags.length === 0) return undefined;
+  return tags.filter((tag) => !tag.weak).map((tag) => tag.opaque);
 }
 
 // ---------------------------------------------------------------------------------------------
