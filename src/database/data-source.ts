@@ -10,6 +10,7 @@ import { ApiKeyScopesExpiry1795500000000 } from './migrations/1795500000000-api-
 import { ApiKeyDeprecatedCalls1795600000000 } from './migrations/1795600000000-api-key-deprecated-calls.js';
 import { PetRevision1795700000000 } from './migrations/1795700000000-pet-revision.js';
 import { PetEvents1795800000000 } from './migrations/1795800000000-pet-events.js';
+import { LeanPetEvents1795900000000 } from './migrations/1795900000000-lean-pet-events.js';
 
 /** Any 64-bit constant shared by every replica: serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 7_413_202_611;
@@ -33,6 +34,7 @@ export function dataSourceOptions(
       ApiKeyDeprecatedCalls1795600000000,
       PetRevision1795700000000,
       PetEvents1795800000000,
+      LeanPetEvents1795900000000,
     ],
     migrationsTableName: 'migrations',
     synchronize: false,

@@ -5,9 +5,21 @@ import { inSpan, isTracingOn } from '../telemetry/tracing.js';
 /** Which server answered: reads may go to a read replica, everything else to the primary. */
 export type DatabaseRole = 'primary' | 'replica';
 
-/** `SELECT pets`, `INSERT idempotency_keys`: a statement's name, never its values. */
+/** A write inside a WITH: its verb and its table. */
+const WRITE = /\b(INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+("?[\w.]+"?)/gi;
+
+/**
+ * `SELECT pets`, `INSERT idempotency_keys`: a statement's name, never its values. A WITH that
+ * writes is named by its writes: `INSERT pets + INSERT pet_events`.
+ */
 export function statementName(sql: string): string {
   const verb = /^\s*(\w+)/.exec(sql)?.[1]?.toUpperCase() ?? 'SQL';
+  if (verb === 'WITH') {
+    const writes = [...sql.matchAll(WRITE)].map(
+      ([, write, table]) => `${write.split(/\s/)[0].toUpperCase()} ${table.replaceAll('"', '')}`,
+    );
+    if (writes.length > 0) return writes.join(' + ');
+  }
   const table = /\b(?:FROM|INTO|UPDATE)\s+("?[\w.]+"?)/i.exec(sql)?.[1]?.replaceAll('"', '');
   return table ? `${verb} ${table}` : verb;
 }
@@ -20,7 +32,6 @@ export function statementName(sql: string): string {
 export class ObservedSqlRunner extends SqlRunner {
   private readonly names = new Map<string, string>();
   readonly rowLock: string;
-  readonly commitHorizon: string;
 
   constructor(
     private readonly inner: SqlRunner,
@@ -29,7 +40,6 @@ export class ObservedSqlRunner extends SqlRunner {
   ) {
     super(inner.driver);
     this.rowLock = inner.rowLock;
-    this.commitHorizon = inner.commitHorizon;
   }
 
   read(sql: string, params: unknown[]): Promise<Row[]> {
@@ -52,10 +62,7 @@ export class ObservedSqlRunner extends SqlRunner {
     };
     return inSpan('transaction', { 'db.system.name': this.system() }, () =>
       this.inner.transaction((transaction) =>
-        work({
-          query: (sql, params) => query(transaction, sql, params),
-          afterCommit: (callback) => transaction.afterCommit(callback),
-        }),
+        work({ query: (sql, params) => query(transaction, sql, params) }),
       ),
     );
   }

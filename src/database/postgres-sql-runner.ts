@@ -10,8 +10,6 @@ import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
  */
 export class PostgresSqlRunner extends SqlRunner {
   readonly rowLock = ' FOR UPDATE';
-  /** The oldest transaction still running, as of this statement's snapshot. */
-  readonly commitHorizon = 'pg_snapshot_xmin(pg_current_snapshot())::text::bigint';
   private readonly statementNames = new Map<string, string>();
 
   /** `onReadFallback` hears of each read the primary answered because the read node failed. */
@@ -40,16 +38,10 @@ export class PostgresSqlRunner extends SqlRunner {
     }
   }
 
-  async transaction<T>(work: (transaction: SqlTransaction) => Promise<T>): Promise<T> {
-    const committed: (() => void)[] = [];
-    const result = await this.dataSource.transaction((manager) =>
-      work({
-        query: (sql, params) => this.execute(manager.queryRunner!, sql, params),
-        afterCommit: (callback) => committed.push(callback),
-      }),
+  transaction<T>(work: (transaction: SqlTransaction) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction((manager) =>
+      work({ query: (sql, params) => this.execute(manager.queryRunner!, sql, params) }),
     );
-    for (const callback of committed) callback();
-    return result;
   }
 
   private async execute(runner: QueryRunner, sql: string, params: unknown[]): Promise<Row[]> {

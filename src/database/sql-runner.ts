@@ -6,8 +6,6 @@ export type Row = Record<string, unknown>;
 /** Runs statements inside one transaction: all of them commit, or none. */
 export interface SqlTransaction {
   query(sql: string, params: unknown[]): Promise<Row[]>;
-  /** Calls `callback` once the transaction has committed; never if it rolls back. */
-  afterCommit(callback: () => void): void;
 }
 
 /**
@@ -58,12 +56,6 @@ export abstract class SqlRunner {
 
   /** What a SELECT needs to lock the rows it reads, in this engine's dialect. */
   abstract readonly rowLock: string;
-
-  /**
-   * An SQL expression: every transaction whose id (as `pet_events.tx` stores it) is below it has
-   * ended, so no row such a transaction wrote can still appear (docs/events.md, "Order").
-   */
-  abstract readonly commitHorizon: string;
 
   /** A statement that only reads committed data: a read replica may answer it when one is set up. */
   abstract read(sql: string, params: unknown[]): Promise<Row[]>;

@@ -11,8 +11,6 @@ import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
 export class SqliteSqlRunner extends SqlRunner {
   /** A transaction holds the database's write lock from BEGIN IMMEDIATE on: no row lock to add. */
   readonly rowLock = '';
-  /** One writer commits at a time, in `seq` order; every row's `tx` is 0. */
-  readonly commitHorizon = '1';
   private readonly connection: Database;
   private readonly statements = new Map<string, PreparedStatement>();
   /** Settles when the open transaction ends; undefined while none is open. */
@@ -36,16 +34,13 @@ export class SqliteSqlRunner extends SqlRunner {
     while (this.openTransaction) await this.openTransaction;
     let end!: () => void;
     this.openTransaction = new Promise((resolve) => (end = resolve));
-    const committed: (() => void)[] = [];
     try {
       this.run('BEGIN IMMEDIATE', []);
       try {
         const result = await work({
           query: (sql, params) => Promise.resolve(this.run(sql, params)),
-          afterCommit: (callback) => committed.push(callback),
         });
         this.run('COMMIT', []);
-        for (const callback of committed) callback();
         return result;
       } catch (error) {
         this.run('ROLLBACK', []);

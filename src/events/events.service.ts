@@ -6,6 +6,7 @@ import { eventJson } from './event-json.js';
 import { eventIdOf, type EventPosition, isBefore, positionOf, START } from './event-position.js';
 import { PetEventsRepository } from './pet-events.repository.js';
 import { Metrics } from '../metrics/metrics.js';
+import { linkCurrentSpanTo } from '../telemetry/tracing.js';
 
 export interface EventPage {
   /** The page as a JSON array, built from the stored JSON without parsing it. */
@@ -24,11 +25,6 @@ export class EventsService {
     @Optional() private readonly metrics?: Metrics,
   ) {}
 
-  /**
-   * A page of the feed (docs/events.md, "The feed"). The retention check runs after the page is
-   * read: had retention deleted events after the cursor in between, the page would lack them, and
-   * the check sees that deletion.
-   */
   /** A 410 for a position before what retention deleted: events after it may be gone. */
   async assertRetained(position: EventPosition): Promise<void> {
     if (isBefore(position, await this.events.findPurgedThrough())) {
@@ -36,10 +32,16 @@ export class EventsService {
     }
   }
 
+  /**
+   * A page of the feed (docs/events.md, "The feed"). The retention check runs after the page is
+   * read: had retention deleted events after the cursor in between, the page would lack them, and
+   * the check sees that deletion.
+   */
   async page({ after, limit = DEFAULT_PAGE_SIZE }: ListEventsQueryDto): Promise<EventPage> {
     const from = after === undefined ? START : positionOf(after)!;
     const events = await this.events.findPage(from, limit);
     if (after !== undefined) await this.assertRetained(from);
+    linkCurrentSpanTo(events.map((event) => event.traceContext));
     const last = events.at(-1);
     if (last) this.metrics?.eventLag.observe({ reader: 'feed' }, ageSeconds(last.occurredAt));
     const position = last ? eventIdOf(last) : after;

@@ -3,21 +3,21 @@ export const PET_EVENT_TYPES = ['pet.created', 'pet.updated'] as const;
 
 export type PetEventType = (typeof PET_EVENT_TYPES)[number];
 
-/** A Pet as the API sends it: the event carries the pet after the change. */
+/** A pet's members as events carry them, the Pet of the API; a null status is left out. */
 export interface EventPet {
   id: number;
   name: string;
   categoryId: number;
-  status?: string;
+  status: string | null;
 }
 
 /**
- * A change to record. `previous` (pet.updated only) holds exactly the changed members' old
+ * What a change records next to the pet it leaves: when, the trace of the request that made it
+ * (a W3C traceparent, when one is known), and for pet.updated exactly the changed members' old
  * values, a status the pet did not have as `null`.
  */
-export interface NewPetEvent {
-  type: PetEventType;
+export interface PetEventRecord {
   occurredAt: Date;
-  pet: EventPet;
+  traceContext: string | null;
   previous?: Record<string, unknown>;
 }

@@ -1,13 +1,8 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { Metrics } from '../metrics/metrics.js';
-import {
-  type Row,
-  SqlRunner,
-  type SqlTransaction,
-  type Statement,
-} from '../database/sql-runner.js';
+import { type Row, SqlRunner, type Statement } from '../database/sql-runner.js';
 import type { EventPosition } from './event-position.js';
-import type { NewPetEvent, PetEventType } from './pet-event.js';
+import type { PetEventType } from './pet-event.js';
 
 /** An event as stored: its position, and its pet and previous values as JSON text. */
 export interface StoredPetEvent extends EventPosition {
@@ -15,6 +10,8 @@ export interface StoredPetEvent extends EventPosition {
   occurredAt: Date;
   pet: string;
   previous: string | null;
+  /** The W3C traceparent of the request that made the change, when it was traced. */
+  traceContext: string | null;
 }
 
 interface PositionParameters {
@@ -22,36 +19,59 @@ interface PositionParameters {
   seq: string;
 }
 
-function statements(db: SqlRunner) {
+/**
+ * The one order of events in each engine's terms (docs/events.md, "Order"). PostgreSQL orders by
+ * (tx, seq) and serves only rows of transactions that have all ended: none can appear before them
+ * later. On SQLite one writer commits at a time, `tx` is always 0 and the rowid `seq` is the order.
+ */
+function feedOrder(db: SqlRunner) {
+  if (db.driver.options.type === 'postgres') {
+    return {
+      after: '(e.tx, e.seq) > (:tx, :seq)',
+      before: '(e.tx, e.seq) < (:tx, :seq)',
+      committed: 'e.tx < pg_snapshot_xmin(pg_current_snapshot())::text::bigint',
+      ascending: 'e.tx, e.seq',
+      descending: 'e.tx DESC, e.seq DESC',
+    };
+  }
   return {
-    insert: db.statement<{
-      type: string;
-      occurredAt: string;
-      petId: number;
-      pet: string;
-      previous: string | null;
-    }>(
-      `INSERT INTO pet_events (type, occurred_at, pet_id, pet, previous)
-      VALUES (:type, :occurredAt, :petId, :pet, :previous)`,
-    ),
-    // Only rows of transactions that have all ended: none can appear before them later.
+    after: 'e.seq > :seq',
+    before: 'e.seq < :seq',
+    committed: 'true',
+    ascending: 'e.seq',
+    descending: 'e.seq DESC',
+  };
+}
+
+function statements(db: SqlRunner) {
+  const order = feedOrder(db);
+  return {
     pageAfter: db.statement<PositionParameters & { limit: number }>(
-      `SELECT e.tx, e.seq, e.type, e.occurred_at, e.pet, e.previous FROM pet_events e
-      WHERE (e.tx, e.seq) > (:tx, :seq) AND e.tx < ${db.commitHorizon}
-      ORDER BY e.tx, e.seq LIMIT :limit`,
+      `SELECT e.tx, e.seq, e.type, e.occurred_at, e.pet, e.previous, e.trace_context
+      FROM pet_events e
+      WHERE ${order.after} AND ${order.committed} ORDER BY ${order.ascending} LIMIT :limit`,
     ),
     purged: db.statement<object>('SELECT p.tx, p.seq FROM pet_events_purged p'),
     newest: db.statement<object>(
-      `SELECT e.tx, e.seq FROM pet_events e WHERE e.tx < ${db.commitHorizon}
-      ORDER BY e.tx DESC, e.seq DESC LIMIT 1`,
+      `SELECT e.tx, e.seq FROM pet_events e WHERE ${order.committed}
+      ORDER BY ${order.descending} LIMIT 1`,
     ),
     lockPurged: db.lockingStatement<object>('SELECT p.tx, p.seq FROM pet_events_purged p'),
-    newestBefore: db.statement<{ cutoff: string }>(
-      `SELECT e.tx, e.seq FROM pet_events e WHERE e.occurred_at < :cutoff
-      ORDER BY e.tx DESC, e.seq DESC LIMIT 1`,
+    // Retention keeps everything from the first event still young enough, or not yet below the
+    // commit horizon (a later commit may still land before it), in feed order.
+    firstKept: db.statement<{ cutoff: string }>(
+      `SELECT e.tx, e.seq FROM pet_events e WHERE e.occurred_at >= :cutoff OR NOT (${order.committed})
+      ORDER BY ${order.ascending} LIMIT 1`,
     ),
-    deleteThrough: db.statement<PositionParameters>(
-      'DELETE FROM pet_events WHERE (tx, seq) <= (:tx, :seq)',
+    newestOfAll: db.statement<object>(
+      `SELECT e.tx, e.seq FROM pet_events e ORDER BY ${order.descending} LIMIT 1`,
+    ),
+    newestBefore: db.statement<PositionParameters>(
+      `SELECT e.tx, e.seq FROM pet_events e WHERE ${order.before}
+      ORDER BY ${order.descending} LIMIT 1`,
+    ),
+    deleteBefore: db.statement<PositionParameters>(
+      `DELETE FROM pet_events WHERE ${order.before.replaceAll('e.', '')}`,
     ),
     setPurged: db.statement<PositionParameters>(
       'UPDATE pet_events_purged SET tx = :tx, seq = :seq',
@@ -59,7 +79,10 @@ function statements(db: SqlRunner) {
   };
 }
 
-/** All SQL on `pet_events` and `pet_events_purged`. */
+/**
+ * Reads the change log and applies retention: all SQL on `pet_events` but its inserts, which the
+ * changes that write them make (pets.repository.ts), and all on `pet_events_purged`.
+ */
 @Injectable()
 export class PetEventsRepository {
   private readonly sql: ReturnType<typeof statements>;
@@ -73,25 +96,12 @@ export class PetEventsRepository {
   }
 
   /**
-   * Records the event in the change's own transaction: it commits with the change or not at all
-   * (docs/events.md, "Nothing lost").
+   * Tells this process that a change with an event of `type` committed: counted, and the event
+   * streams wake without waiting for their poll (docs/events.md, "The stream").
    */
-  async append(transaction: SqlTransaction, event: NewPetEvent): Promise<void> {
-    const { insert } = this.sql;
-    await transaction.query(
-      insert.text,
-      insert.values({
-        type: event.type,
-        occurredAt: event.occurredAt.toISOString(),
-        petId: event.pet.id,
-        pet: JSON.stringify(event.pet),
-        previous: event.previous === undefined ? null : JSON.stringify(event.previous),
-      }),
-    );
-    transaction.afterCommit(() => {
-      this.metrics?.eventsCommitted.inc({ type: event.type });
-      for (const listener of this.committedListeners) listener();
-    });
+  committed(type: PetEventType): void {
+    this.metrics?.eventsCommitted.inc({ type });
+    for (const listener of this.committedListeners) listener();
   }
 
   /** Calls `listener` each time a transaction of this process that wrote events commits. */
@@ -118,22 +128,31 @@ export class PetEventsRepository {
   }
 
   /**
-   * Deletes every event up to the newest one that occurred before `cutoff`, and remembers where it
-   * stopped, so a cursor before that gets 410 (docs/events.md, "Retention"). The lock on the
-   * remembered position makes concurrent sweeps on several instances run one at a time.
+   * Deletes the events before the first one that occurred at or after `cutoff`, but never the
+   * newest event, so positions never go back; remembers the newest it deleted, so a cursor before
+   * it gets 410 (docs/events.md, "Retention"). The lock on that position makes concurrent sweeps
+   * on several instances run one at a time.
    */
   async deleteOlderThan(cutoff: Date): Promise<void> {
-    const { lockPurged, newestBefore, deleteThrough, setPurged } = this.sql;
+    const { lockPurged, firstKept, newestOfAll, newestBefore, deleteBefore, setPurged } = this.sql;
     return this.db.transaction(async (transaction) => {
       await transaction.query(lockPurged.text, lockPurged.values({}));
-      const [newest] = await transaction.query(
-        newestBefore.text,
-        newestBefore.values({ cutoff: cutoff.toISOString() }),
+      const young = await transaction.query(
+        firstKept.text,
+        firstKept.values({ cutoff: cutoff.toISOString() }),
       );
-      if (!newest) return;
-      const through = asParameters(positionOfRow(newest));
-      await transaction.query(deleteThrough.text, deleteThrough.values(through));
-      await transaction.query(setPurged.text, setPurged.values(through));
+      const [keptFrom] = young.length
+        ? young
+        : await transaction.query(newestOfAll.text, newestOfAll.values({}));
+      if (!keptFrom) return;
+      const keep = asParameters(positionOfRow(keptFrom));
+      const [deleted] = await transaction.query(newestBefore.text, newestBefore.values(keep));
+      if (!deleted) return;
+      await transaction.query(deleteBefore.text, deleteBefore.values(keep));
+      await transaction.query(
+        setPurged.text,
+        setPurged.values(asParameters(positionOfRow(deleted))),
+      );
     });
   }
 
@@ -159,5 +178,6 @@ function toStoredEvent(row: Row): StoredPetEvent {
     occurredAt: new Date(row.occurred_at as Date | string),
     pet: row.pet as string,
     previous: row.previous as string | null,
+    traceContext: row.trace_context as string | null,
   };
 }

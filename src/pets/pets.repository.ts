@@ -5,6 +5,8 @@ import {
   type SqlTransaction,
   type Statement,
 } from '../database/sql-runner.js';
+import { PET_JSON_BEFORE_ID, petJson, petJsonAfterId } from '../events/event-json.js';
+import type { PetEventRecord } from '../events/pet-event.js';
 import type { IdempotencyKeyEntity } from './idempotency-key.entity.js';
 import type { PetEntity } from './pet.entity.js';
 import type { PetStatus } from './pet-status.js';
@@ -44,13 +46,65 @@ function statements(db: SqlRunner) {
     lockById: db.lockingStatement<{ id: number }>(
       `SELECT ${PET_COLUMNS} FROM pets p WHERE p.id = :id`,
     ),
-    update: db.statement<Omit<PetEntity, 'revision'>>(
-      `UPDATE pets SET name = :name, category_id = :categoryId, status = :status,
-      revision = revision + 1 WHERE id = :id RETURNING revision`,
+    ...changeStatements(db),
+    ...claimStatements(db),
+  };
+}
+
+type PetFields = Omit<PetEntity, 'revision'>;
+
+interface EventParameters {
+  occurredAt: string;
+  traceContext: string | null;
+}
+
+/**
+ * Each change writes its pet and its event (docs/events.md, "Nothing lost"). On PostgreSQL that is
+ * one statement, so a create needs no transaction of its own and an update no extra round trip
+ * (docs/performance.md, "The event write"); SQLite has no INSERT in a WITH, so there it is two
+ * statements, which a transaction must hold together.
+ */
+function changeStatements(db: SqlRunner) {
+  return {
+    insertEvent: db.statement<
+      EventParameters & { type: string; petId: number; pet: string; previous: string | null }
+    >(
+      `INSERT INTO pet_events (type, occurred_at, pet_id, pet, previous, trace_context)
+      VALUES (:type, :occurredAt, :petId, :pet, :previous, :traceContext)`,
     ),
     insert: db.statement<NewPetRow>(
       'INSERT INTO pets (name, category_id, status) VALUES (:name, :categoryId, :status) RETURNING id',
     ),
+    update: db.statement<PetFields>(
+      `UPDATE pets SET name = :name, category_id = :categoryId, status = :status,
+      revision = revision + 1 WHERE id = :id RETURNING revision`,
+    ),
+    insertWithEvent: db.statement<NewPetRow & EventParameters & { petAfterId: string }>(
+      `WITH pet AS (
+        INSERT INTO pets (name, category_id, status) VALUES (:name, :categoryId, :status) RETURNING id
+      ), event AS (
+        INSERT INTO pet_events (type, occurred_at, pet_id, pet, trace_context)
+        SELECT 'pet.created', :occurredAt::timestamptz, pet.id,
+          '${PET_JSON_BEFORE_ID}' || pet.id || :petAfterId::text, :traceContext::text FROM pet
+      )
+      SELECT id FROM pet`,
+    ),
+    updateWithEvent: db.statement<PetFields & EventParameters & { pet: string; previous: string }>(
+      `WITH pet AS (
+        UPDATE pets SET name = :name, category_id = :categoryId, status = :status,
+        revision = revision + 1 WHERE id = :id RETURNING id, revision
+      ), event AS (
+        INSERT INTO pet_events (type, occurred_at, pet_id, pet, previous, trace_context)
+        SELECT 'pet.updated', :occurredAt::timestamptz, pet.id, :pet::text, :previous::text,
+          :traceContext::text FROM pet
+      )
+      SELECT revision FROM pet`,
+    ),
+  };
+}
+
+function claimStatements(db: SqlRunner) {
+  return {
     insertClaim: db.statement<{
       apiKeyId: number;
       key: string;
@@ -76,13 +130,15 @@ function statements(db: SqlRunner) {
   };
 }
 
-/** All SQL on `pets` and `idempotency_keys`. */
+/** All SQL on `pets` and `idempotency_keys`, and the inserts of the events pets' changes write. */
 @Injectable()
 export class PetsRepository {
   private readonly sql: ReturnType<typeof statements>;
+  private readonly postgres: boolean;
 
   constructor(private readonly db: SqlRunner) {
     this.sql = statements(db);
+    this.postgres = db.driver.options.type === 'postgres';
   }
 
   async findPage({ afterId, status, limit }: PetPageQuery): Promise<PetEntity[]> {
@@ -109,17 +165,83 @@ export class PetsRepository {
     return row ? toPetEntity(row) : null;
   }
 
-  /** Stores the pet's new fields and gives it the next revision; the row must be locked. */
-  async update(transaction: SqlTransaction, pet: Omit<PetEntity, 'revision'>): Promise<PetEntity> {
-    const { update } = this.sql;
-    const [row] = await transaction.query(update.text, update.values(pet));
-    return { ...pet, revision: Number(row.revision) };
+  /** Creates the pet with its pet.created event; atomic on its own. */
+  async create(pet: NewPetRow, event: PetEventRecord): Promise<PetEntity> {
+    if (!this.postgres)
+      return this.db.transaction((transaction) => this.insert(transaction, pet, event));
+    const { insertWithEvent } = this.sql;
+    const [row] = await this.db.write(
+      insertWithEvent.text,
+      insertWithEvent.values({
+        ...pet,
+        ...eventParameters(event),
+        petAfterId: petJsonAfterId(pet),
+      }),
+    );
+    return { ...pet, id: Number(row.id), revision: 1 };
   }
 
-  async insert(transaction: SqlTransaction, pet: NewPetRow): Promise<PetEntity> {
-    const { insert } = this.sql;
+  /** Creates the pet with its pet.created event inside `transaction`. */
+  async insert(
+    transaction: SqlTransaction,
+    pet: NewPetRow,
+    event: PetEventRecord,
+  ): Promise<PetEntity> {
+    const { insert, insertWithEvent, insertEvent } = this.sql;
+    if (this.postgres) {
+      const [row] = await transaction.query(
+        insertWithEvent.text,
+        insertWithEvent.values({
+          ...pet,
+          ...eventParameters(event),
+          petAfterId: petJsonAfterId(pet),
+        }),
+      );
+      return { ...pet, id: Number(row.id), revision: 1 };
+    }
     const [row] = await transaction.query(insert.text, insert.values(pet));
-    return { ...pet, id: Number(row.id), revision: 1 };
+    const created = { ...pet, id: Number(row.id), revision: 1 };
+    await transaction.query(
+      insertEvent.text,
+      insertEvent.values({
+        ...eventParameters(event),
+        type: 'pet.created',
+        petId: created.id,
+        pet: petJson(created),
+        previous: null,
+      }),
+    );
+    return created;
+  }
+
+  /**
+   * Stores the pet's new fields, gives it the next revision and writes its pet.updated event; the
+   * row must be locked.
+   */
+  async update(
+    transaction: SqlTransaction,
+    pet: PetFields,
+    event: PetEventRecord,
+  ): Promise<PetEntity> {
+    const { update, updateWithEvent, insertEvent } = this.sql;
+    const eventValues = {
+      ...eventParameters(event),
+      pet: petJson(pet),
+      previous: JSON.stringify(event.previous ?? {}),
+    };
+    if (this.postgres) {
+      const [row] = await transaction.query(
+        updateWithEvent.text,
+        updateWithEvent.values({ ...pet, ...eventValues }),
+      );
+      return { ...pet, revision: Number(row.revision) };
+    }
+    const [row] = await transaction.query(update.text, update.values(pet));
+    await transaction.query(
+      insertEvent.text,
+      insertEvent.values({ ...eventValues, type: 'pet.updated', petId: pet.id }),
+    );
+    return { ...pet, revision: Number(row.revision) };
   }
 
   /**
@@ -177,4 +299,8 @@ function toPetEntity(row: Row): PetEntity {
     status: row.status as PetStatus | null,
     revision: Number(row.revision),
   };
+}
+
+function eventParameters({ occurredAt, traceContext }: PetEventRecord): EventParameters {
+  return { occurredAt: occurredAt.toISOString(), traceContext };
 }

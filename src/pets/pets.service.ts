@@ -12,10 +12,11 @@ import { decodeCursor, encodeCursor } from './page-cursor.js';
 import { PetEntity } from './pet.entity.js';
 import { petEntityTag } from './pet-entity-tag.js';
 import { canTransition, invalidTransition } from './pet-lifecycle.js';
-import { PetsRepository } from './pets.repository.js';
+import { type NewPetRow, PetsRepository } from './pets.repository.js';
 import type { IdempotencyKeyEntity } from './idempotency-key.entity.js';
-import type { SqlTransaction } from '../database/sql-runner.js';
+import type { PetEventRecord } from '../events/pet-event.js';
 import { PetEventsRepository } from '../events/pet-events.repository.js';
+import { currentTraceParent } from '../telemetry/tracing.js';
 import { Clock } from '../time/clock.js';
 
 export interface PetPage {
@@ -75,9 +76,9 @@ export class PetsService {
   }
 
   async create(newPet: NewPetDto): Promise<TaggedPet> {
-    return this.pets.transaction(async (transaction) =>
-      tagged(await this.insertWithEvent(transaction, newPet)),
-    );
+    const created = await this.pets.create(newPetRow(newPet), this.eventRecord());
+    this.events.committed('pet.created');
+    return tagged(created);
   }
 
   /**
@@ -92,7 +93,10 @@ export class PetsService {
       const now = new Date();
       const expiresAt = new Date(now.getTime() + IDEMPOTENCY_KEY_TTL_MS);
       const created = await this.insertClaimed(newPet, { apiKeyId, key, requestHash, expiresAt });
-      if (created) return { ...tagged(created), replayed: false };
+      if (created) {
+        this.events.committed('pet.created');
+        return { ...tagged(created), replayed: false };
+      }
 
       const earlier = await this.pets.findClaimedPet(apiKeyId, key);
       if (!earlier) continue;
@@ -118,7 +122,7 @@ export class PetsService {
   ): Promise<PetEntity | undefined> {
     try {
       return await this.pets.transaction(async (transaction) => {
-        const created = await this.insertWithEvent(transaction, newPet);
+        const created = await this.pets.insert(transaction, newPetRow(newPet), this.eventRecord());
         if (!(await this.pets.claim(transaction, { ...claim, petId: created.id })))
           throw new ClaimTaken();
         return created;
@@ -129,21 +133,9 @@ export class PetsService {
     }
   }
 
-  private async insertWithEvent(
-    transaction: SqlTransaction,
-    { name, categoryId, status }: NewPetDto,
-  ): Promise<PetEntity> {
-    const created = await this.pets.insert(transaction, {
-      name,
-      categoryId,
-      status: status ?? null,
-    });
-    await this.events.append(transaction, {
-      type: 'pet.created',
-      occurredAt: this.clock.now(),
-      pet: toPetDto(created),
-    });
-    return created;
+  /** What every event records besides the pet: now, and the trace of the request making it. */
+  private eventRecord(previous?: Record<string, unknown>): PetEventRecord {
+    return { occurredAt: this.clock.now(), traceContext: currentTraceParent(), previous };
   }
 
   async get(id: number): Promise<TaggedPet> {
@@ -159,7 +151,7 @@ export class PetsService {
    * order: 404, 412, 409. A patch that changes nothing writes nothing.
    */
   async update(id: number, patch: PetPatchDto, ifMatch: IfMatch | undefined): Promise<TaggedPet> {
-    return this.pets.transaction(async (transaction) => {
+    const { pet, changed } = await this.pets.transaction(async (transaction) => {
       const current = await this.pets.lockById(transaction, id);
       if (!current) throw notFound(`No pet with id ${id}`);
       if (!ifMatchAllows(ifMatch, etagOf(current))) {
@@ -177,16 +169,12 @@ export class PetsService {
         categoryId: patch.categoryId ?? current.categoryId,
         status: patch.status ?? current.status,
       };
-      if (sameFields(current, next)) return tagged(current);
-      const updated = await this.pets.update(transaction, next);
-      await this.events.append(transaction, {
-        type: 'pet.updated',
-        occurredAt: this.clock.now(),
-        pet: toPetDto(updated),
-        previous: previousFields(current, next),
-      });
-      return tagged(updated);
+      if (sameFields(current, next)) return { pet: current, changed: false };
+      const record = this.eventRecord(previousFields(current, next));
+      return { pet: await this.pets.update(transaction, next, record), changed: true };
     });
+    if (changed) this.events.committed('pet.updated');
+    return tagged(pet);
   }
 }
 
@@ -215,6 +203,10 @@ function etagOf(pet: PetEntity): string {
 
 function tagged(pet: PetEntity): TaggedPet {
   return { pet: toPetDto(pet), etag: etagOf(pet) };
+}
+
+function newPetRow({ name, categoryId, status }: NewPetDto): NewPetRow {
+  return { name, categoryId, status: status ?? null };
 }
 
 function toPetDto({ id, name, categoryId, status }: PetEntity): PetDto {

@@ -1,4 +1,12 @@
-import { type Span, SpanStatusCode, trace } from '@opentelemetry/api';
+import {
+  context,
+  type Link,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
 
 type Env = Record<string, string | undefined>;
 
@@ -59,11 +67,39 @@ export function inSpan<T>(
   name: string,
   attributes: Record<string, string | number>,
   work: () => Promise<T>,
+  links: () => Link[] = () => [],
 ): Promise<T> {
   if (!tracingOn) return work();
   return trace
     .getTracer(TRACER_NAME)
-    .startActiveSpan(name, { attributes }, (span) => endWhenSettled(span, work()));
+    .startActiveSpan(name, { attributes, links: links() }, (span) => endWhenSettled(span, work()));
+}
+
+/**
+ * The W3C traceparent of the current span, which an event keeps so that the span serving it can
+ * link to the request that made it (docs/observability.md, "Traces"); null with tracing off.
+ */
+export function currentTraceParent(): string | null {
+  if (!tracingOn) return null;
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent ?? null;
+}
+
+/** Links the current span, the one serving events, to the requests that made them. */
+export function linkCurrentSpanTo(traceParents: readonly (string | null)[]): void {
+  if (tracingOn) trace.getActiveSpan()?.addLinks(linksTo(traceParents));
+}
+
+/** Links to the spans that stored trace parents name; a missing or invalid one gives none. */
+export function linksTo(traceParents: readonly (string | null)[]): Link[] {
+  const links: Link[] = [];
+  for (const traceparent of traceParents) {
+    if (traceparent === null) continue;
+    const spanContext = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent }));
+    if (spanContext && trace.isSpanContextValid(spanContext)) links.push({ context: spanContext });
+  }
+  return links;
 }
 
 async function endWhenSettled<T>(span: Span, work: Promise<T>): Promise<T> {

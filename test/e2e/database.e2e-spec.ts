@@ -55,6 +55,7 @@ describe.skipIf(!ENGINES.includes('postgres'))('replicas on one database [postgr
         { name: 'ApiKeyDeprecatedCalls1795600000000' },
         { name: 'PetRevision1795700000000' },
         { name: 'PetEvents1795800000000' },
+        { name: 'LeanPetEvents1795900000000' },
       ]);
     } finally {
       await Promise.all(replicas.map((replica) => replica.close()));

@@ -10,6 +10,8 @@ export interface ReceivedSpan {
   kind: number;
   scope: string;
   attributes: Record<string, unknown>;
+  /** The spans this one links to, as `traceId/spanId`. */
+  links: string[];
 }
 
 export interface OtlpReceiver {
@@ -53,7 +55,10 @@ function spansOf(payload: {
   resourceSpans: {
     scopeSpans: {
       scope: { name: string };
-      spans: (Omit<ReceivedSpan, 'scope' | 'attributes'> & { attributes: OtlpAttribute[] })[];
+      spans: (Omit<ReceivedSpan, 'scope' | 'attributes' | 'links'> & {
+        attributes: OtlpAttribute[];
+        links?: { traceId: string; spanId: string }[];
+      })[];
     }[];
   }[];
 }): ReceivedSpan[] {
@@ -69,6 +74,7 @@ function spansOf(payload: {
         attributes: Object.fromEntries(
           span.attributes.map(({ key, value }) => [key, Object.values(value)[0]]),
         ),
+        links: (span.links ?? []).map((link) => `${link.traceId}/${link.spanId}`),
       })),
     ),
   );

@@ -222,6 +222,21 @@ describe.each(ENGINES)('GET /v1/events (listEvents) [%s]', (engine) => {
     );
   });
 
+  it('keeps the newest event even when all are past retention, so ids never go back', async () => {
+    for (let i = 0; i < 3; i++) await createPet(t, { name: `p${i}`, categoryId: 1 });
+    const { events } = await follow(3);
+    const old = new Date(Date.now() - 31 * 24 * 60 * 60 * 1000).toISOString();
+    await t.dataSource.query(`UPDATE pet_events SET occurred_at = '${old}'`);
+
+    await t.app.get(EventRetention).deleteExpiredEvents();
+
+    expect((await follow(1)).events.map((event) => event.id)).toEqual([events[2].id]);
+    expect((await t.request('GET', `/v1/events?after=${events[0].id}`)).statusCode).toBe(410);
+    const later = await createPet(t, { name: 'later', categoryId: 1 });
+    const fromTheNewest = await t.request('GET', `/v1/events?after=${events[2].id}`);
+    expect(fromTheNewest.json<PetEvent[]>().map((event) => event.data.pet.id)).toEqual([later.id]);
+  });
+
   it('needs a key with pets:read', async () => {
     expect((await t.request('GET', '/v1/events', { key: null })).statusCode).toBe(401);
     const writeOnly = (await t.app.get(ApiKeyStore).create('wo', { scopes: ['pets:write'] })).key;

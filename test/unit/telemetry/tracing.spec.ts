@@ -24,6 +24,12 @@ describe('statementName', () => {
     ['UPDATE "api_keys" SET name = $1', 'UPDATE api_keys'],
     ['  select 1', 'SELECT'],
     ['BEGIN IMMEDIATE', 'BEGIN'],
+    [
+      'WITH pet AS (INSERT INTO pets (a) VALUES ($1) RETURNING id), event AS (INSERT INTO pet_events (b) SELECT id FROM pet) SELECT id FROM pet',
+      'INSERT pets + INSERT pet_events',
+    ],
+    ['WITH pet AS (UPDATE pets SET a = $1 RETURNING id) SELECT id FROM pet', 'UPDATE pets'],
+    ['WITH recent AS (SELECT id FROM pets) SELECT id FROM recent', 'WITH pets'],
   ])('%s → %s', (sql, name) => {
     expect(statementName(sql)).toBe(name);
   });
