@@ -1,3 +1,4 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,11 +17,14 @@ import {
   type AnimalStoreClient,
   type Pet,
 } from '../../examples/client/src/example.js';
+import { createApp } from '../../src/app.js';
+import { ApiKeyStore } from '../../src/auth/api-key-store.js';
+import { loadConfig } from '../../src/config/app-config.js';
 import { EventRetention } from '../../src/events/event-retention.js';
-import { nextPage } from '../support/pets-api.js';
 import type { Finished } from '../support/processes.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
-import { ENGINES } from '../support/test-database.js';
+import { createTestDatabase, ENGINES, type TestDatabase } from '../support/test-database.js';
 
 const RUNNER = resolve('examples/client/scripts/run-example.mjs');
 /** Short, so that the tests spend little time up to date; nothing asserts on it. */
@@ -55,23 +59,7 @@ describe.each(ENGINES)('typed client following the event feed [%s]', (engine) =>
     return pets;
   }
 
-  /**
-   * The whole feed once it holds `count` events, read page by page apart from the client. On
-   * PostgreSQL an event is served once every transaction that began before it has ended, anywhere
-   * on the server (docs/events.md, "Order"), so a page may be empty for a moment.
-   */
-  async function feed(count: number): Promise<PetEvent[]> {
-    const events: PetEvent[] = [];
-    let url = '/v1/events?limit=100';
-    while (events.length < count) {
-      const page = await t.request('GET', url);
-      expect(page.statusCode, page.body).toBe(200);
-      url = nextPage(String(page.headers.link));
-      events.push(...page.json<PetEvent[]>());
-      if (events.length < count) await pause(POLL_INTERVAL_MS);
-    }
-    return events;
-  }
+  const feed = (count: number) => feedOf(client, count);
 
   /**
    * Follows from `cursorFile` until `until` says the event just handled is the last wanted; what
@@ -246,6 +234,113 @@ describe.each(ENGINES)('typed client following the event feed [%s]', (engine) =>
     return new Promise((done) => child.on('close', (code) => done({ code, stdout, stderr })));
   }
 });
+
+describe.skipIf(!ENGINES.includes('postgres'))(
+  'typed client following the event feed through a database outage [postgres]',
+  () => {
+    let database: TestDatabase;
+    let proxy: TcpProxy;
+    let proxyPort: number;
+    let app: NestFastifyApplication;
+    let baseUrl: string;
+    let key: string;
+    let dir: string;
+
+    // The app reaches PostgreSQL through a proxy the test cuts: the database goes away, the app
+    // stays up and answers 503 with Retry-After.
+    beforeAll(async () => {
+      database = await createTestDatabase('postgres');
+      const direct = new URL(database.url);
+      proxy = new TcpProxy(Number(direct.port || 5432));
+      const viaProxy = new URL(database.url);
+      proxyPort = await proxy.start();
+      viaProxy.port = String(proxyPort);
+      app = await createApp(
+        loadConfig({
+          NODE_ENV: 'test',
+          LOG_LEVEL: 'silent',
+          DATABASE_URL: viaProxy.toString(),
+          RATE_LIMIT_PER_MINUTE: '0',
+        }),
+      );
+      await app.listen(0, '127.0.0.1');
+      baseUrl = `${await app.getUrl()}/v1`;
+      key = (await app.get(ApiKeyStore).create('follower')).key;
+      dir = await mkdtemp(join(tmpdir(), 'animal-store-feed-'));
+    });
+    afterAll(async () => {
+      await app?.close();
+      await proxy?.cut();
+      await database?.drop();
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    it('asks again after the Retry-After of a 503, not after its poll interval, and misses nothing', async () => {
+      const client = createAnimalStoreClient(baseUrl, key);
+      const pets = [await createPet(client, { name: 'a', categoryId: 1 })];
+      pets.push(await createPet(client, { name: 'b', categoryId: 1 }));
+      const served = await feedOf(client, 2);
+      const unavailable: { retryAfter: string | null; body: unknown }[] = [];
+      const outage = Promise.withResolvers<void>();
+      const watched = createAnimalStoreClient(baseUrl, key);
+      watched.use({
+        onResponse: async ({ response }) => {
+          if (response.status !== 503) return;
+          const body: unknown = await response.clone().json();
+          unavailable.push({ retryAfter: response.headers.get('Retry-After'), body });
+          outage.resolve();
+        },
+      });
+      await proxy.cut();
+
+      const handled: PetEvent[] = [];
+      const stop = new AbortController();
+      const following = followEvents(watched, {
+        cursorFile: join(dir, 'events.cursor'),
+        signal: stop.signal,
+        // Longer than the test may take: only a wait of Retry-After lets the follow go on.
+        pollIntervalMs: 60 * 60 * 1000,
+        handle: (event) => {
+          handled.push(event);
+          if (event.data.pet.id === pets[1].id) stop.abort();
+        },
+      });
+      await outage.promise;
+      await proxy.start(proxyPort);
+      await following;
+
+      expect(unavailable.length).toBeGreaterThan(0);
+      for (const answer of unavailable)
+        expect(answer).toEqual({
+          retryAfter: '1',
+          body: {
+            code: 'SERVICE_UNAVAILABLE',
+            message: 'The database is unavailable; retry later',
+            status: 503,
+          },
+        });
+      expect(handled).toEqual(served);
+      expect(handled.map((event) => event.data.pet)).toEqual(pets);
+    });
+  },
+);
+
+/**
+ * The whole feed once it holds `count` events, read with plain listEvents calls, apart from the
+ * follower. On PostgreSQL an event is served once every transaction that began before it has ended,
+ * anywhere on the server (docs/events.md, "Order"), so a page may be empty for a moment.
+ */
+async function feedOf(client: AnimalStoreClient, count: number): Promise<PetEvent[]> {
+  const events: PetEvent[] = [];
+  while (events.length < count) {
+    const after = events.at(-1)?.id;
+    const { data, response } = await client.GET('/events', { params: { query: { after } } });
+    expect(response.status).toBe(200);
+    events.push(...data!);
+    if (events.length < count) await pause(POLL_INTERVAL_MS);
+  }
+  return events;
+}
 
 function pause(ms: number): Promise<void> {
   return new Promise((done) => setTimeout(done, ms));
