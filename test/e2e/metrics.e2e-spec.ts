@@ -20,6 +20,27 @@ const hasPrometheus = existsSync(PROMETHEUS_BIN);
 const DASHBOARD = 'deploy/grafana/animal-store-api.json';
 const SUNSET_OF_GET_PET = Date.parse('2030-12-05T00:00:00Z') / 1000;
 
+/** Every query of the Grafana dashboard, with the title of its panel; rows have none. */
+function dashboardQueries(): { title: string; expr: string }[] {
+  const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
+    panels: { title: string; targets?: { expr: string }[] }[];
+  };
+  return dashboard.panels.flatMap(({ title, targets = [] }) =>
+    targets.map(({ expr }) => ({ title, expr })),
+  );
+}
+
+/**
+ * The series names an exposition declares: each metric of its `# TYPE` lines, a histogram as its
+ * `_bucket`, `_count` and `_sum` series, so that a metric counts before its first observation.
+ */
+function exposedSeriesNames(exposition: string): Set<string> {
+  const names = Array.from(exposition.matchAll(/^# TYPE (\S+) (\S+)$/gm), ([, name, type]) =>
+    type === 'histogram' ? ['_bucket', '_count', '_sum'].map((suffix) => name + suffix) : [name],
+  );
+  return new Set(names.flat());
+}
+
 /** Polls a query until it returns samples: Prometheus scrapes every second. */
 async function samplesOf(prometheus: Prometheus, promql: string): Promise<PromSample[]> {
   const deadline = Date.now() + 15_000;
@@ -242,14 +263,21 @@ describe.skipIf(!hasPrometheus).each(ENGINES)(
     });
 
     it('answers every query of the Grafana dashboard', async () => {
-      const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
-        panels: { title: string; targets: { expr: string }[] }[];
-      };
-      for (const panel of dashboard.panels)
-        for (const { expr } of panel.targets)
-          await expect(prometheus.query(expr), `${panel.title}: ${expr}`).resolves.toBeInstanceOf(
-            Array,
-          );
+      for (const { title, expr } of dashboardQueries())
+        await expect(prometheus.query(expr), `${title}: ${expr}`).resolves.toBeInstanceOf(Array);
+    });
+
+    it('names in the dashboard only series the service exposes', async () => {
+      const exposed = exposedSeriesNames(await (await fetch(`${metricsOrigin}/metrics`)).text());
+      const named = dashboardQueries().flatMap(({ title, expr }) =>
+        Array.from(expr.matchAll(/\b(?:animal_store|process|nodejs)_\w+/g), ([name]) => ({
+          title,
+          name,
+        })),
+      );
+
+      expect(named.filter(({ name }) => !exposed.has(name))).toEqual([]);
+      expect(named.map(({ name }) => name)).toContain('animal_store_event_lag_seconds_bucket');
     });
 
     it('writes an exposition promtool parses, with no lint problem in our metrics', async () => {

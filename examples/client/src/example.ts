@@ -45,7 +45,7 @@ export async function* listPetPages(
     const { data, error, response } = page;
     if (data === undefined) throw failure('listPets', error, response);
     yield data;
-    const nextQuery = nextPageQuery(response);
+    const nextQuery = nextPageQuery(response, 'listPets');
     if (nextQuery === undefined) return;
     // Sent exactly as the server wrote it: the cursor is opaque, and the link carries the limit
     // and any filter of the walk.
@@ -53,15 +53,15 @@ export async function* listPetPages(
   }
 }
 
-/** The query string of the response's next page; undefined on the last page. */
-function nextPageQuery(response: Response): string | undefined {
+/** The query string of the response's next page; undefined when it has none. */
+export function nextPageQuery(response: Response, operation: string): string | undefined {
   const target = findLink(response.headers.get('Link'), 'next');
   if (target === undefined) return undefined;
   // The target is relative (`</v1/pets?limit=20&cursor=…>`): it resolves against the URL requested.
   const next = new URL(target, response.url);
   const listed = new URL(response.url);
   if (next.origin !== listed.origin || next.pathname !== listed.pathname)
-    throw new Error(`listPets: the next link points away from the listing: ${next.href}`);
+    throw new Error(`${operation}: the next link points away from the listing: ${next.href}`);
   return next.search;
 }
 
@@ -144,7 +144,7 @@ function entityTagOf(response: Response, operation: string): string {
 }
 
 /** A typed AnimalStoreError for the API's Error body; a plain Error when something else answered. */
-function failure(operation: string, error: unknown, response: Response): Error {
+export function failure(operation: string, error: unknown, response: Response): Error {
   if (isErrorBody(error)) return new AnimalStoreError(operation, error);
   // A proxy in front of the API, for example, answers with its own page.
   return new Error(`${operation}: unexpected HTTP ${response.status} response`);
@@ -256,7 +256,7 @@ export async function runExample({
   return { created, pages, readBack, firstPageAgain, sold, staleSale };
 }
 
-function describePet({ id, name, categoryId, status }: Pet): string {
+export function describePet({ id, name, categoryId, status }: Pet): string {
   return `#${id} ${shorten(name)} (category ${categoryId}, ${status ?? 'no status'})`;
 }
 

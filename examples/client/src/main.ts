@@ -1,8 +1,18 @@
-// Runs the example against a running service. ANIMAL_STORE_API_KEY is required;
-// ANIMAL_STORE_URL defaults to the local server that `npm start` runs.
-import { AnimalStoreError, explainError, runExample } from './example.js';
+// Runs the example against a running service, or, as `follow <cursor-file>`, follows its change
+// feed until SIGINT or SIGTERM. ANIMAL_STORE_API_KEY is required; ANIMAL_STORE_URL defaults to the
+// local server that `npm start` runs.
+import { CursorExpiredError, followEvents, type PetEvent } from './event-feed.js';
+import {
+  AnimalStoreError,
+  createAnimalStoreClient,
+  describePet,
+  explainError,
+  runExample,
+  type AnimalStoreClient,
+} from './example.js';
 
 const DEFAULT_URL = 'http://127.0.0.1:3000/v1';
+const USAGE = 'Usage: run-example.mjs [follow <cursor-file>]';
 
 const apiKey = process.env.ANIMAL_STORE_API_KEY;
 if (!apiKey) {
@@ -11,15 +21,35 @@ if (!apiKey) {
   );
   process.exit(2);
 }
+const baseUrl = process.env.ANIMAL_STORE_URL ?? DEFAULT_URL;
+const [command, cursorFile, ...extra] = process.argv.slice(2);
 
 try {
-  await runExample({
-    baseUrl: process.env.ANIMAL_STORE_URL ?? DEFAULT_URL,
-    apiKey,
-    log: (line) => console.log(line),
-  });
+  if (command === undefined) {
+    await runExample({ baseUrl, apiKey, log: (line) => console.log(line) });
+  } else if (command === 'follow' && cursorFile !== undefined && extra.length === 0) {
+    await followToConsole(createAnimalStoreClient(baseUrl, apiKey), cursorFile);
+  } else {
+    console.error(USAGE);
+    process.exitCode = 2;
+  }
 } catch (error) {
   if (!(error instanceof AnimalStoreError)) throw error;
-  console.error(explainError(error.body));
+  console.error(error instanceof CursorExpiredError ? error.message : explainError(error.body));
   process.exitCode = 1;
+}
+
+/** Prints each event of the feed as it comes; a signal stops it with the position saved. */
+async function followToConsole(client: AnimalStoreClient, file: string): Promise<void> {
+  const stop = new AbortController();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
+  await followEvents(client, {
+    cursorFile: file,
+    signal: stop.signal,
+    handle: (event) => console.log(describeEvent(event)),
+  });
+}
+
+function describeEvent({ id, type, data }: PetEvent): string {
+  return `${id} ${type} ${describePet(data.pet)}`;
 }
