@@ -27,19 +27,31 @@ const LOCK_BY_ID = {
   name: 'lock_by_id',
   text: 'SELECT id, name, category_id, status, revision FROM pets WHERE id = $1 FOR UPDATE',
 };
-const UPDATE = {
-  name: 'update',
-  text: 'UPDATE pets SET name = $1, category_id = $2, status = $3, revision = revision + 1 WHERE id = $4 RETURNING revision',
+/**
+ * A change and its event in one statement, as the service writes them on PostgreSQL
+ * (src/pets/pets.repository.ts): the pet's JSON gets the id the INSERT returns.
+ */
+const UPDATE_WITH_EVENT = {
+  name: 'update_with_event',
+  text: `WITH pet AS (
+    UPDATE pets SET name = $1, category_id = $2, status = $3, revision = revision + 1 WHERE id = $4 RETURNING id, revision
+  ), event AS (
+    INSERT INTO pet_events (type, occurred_at, pet_id, pet, previous)
+    SELECT $5, $6::timestamptz, pet.id, $7::text, $8::text FROM pet
+  ) SELECT revision FROM pet`,
 };
-const INSERT = {
-  name: 'insert',
-  text: 'INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id',
+const INSERT_WITH_EVENT = {
+  name: 'insert_with_event',
+  text: `WITH pet AS (
+    INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id
+  ), event AS (
+    INSERT INTO pet_events (type, occurred_at, pet_id, pet)
+    SELECT 'pet.created', $4::timestamptz, pet.id, '{"id":' || pet.id || $5::text FROM pet
+  ) SELECT id FROM pet`,
 };
-/** A change's event, in the change's transaction (src/events/pet-events.repository.ts append). */
-const INSERT_EVENT = {
-  name: 'insert_event',
-  text: 'INSERT INTO pet_events (type, occurred_at, pet_id, pet, previous) VALUES ($1, $2, $3, $4, $5)',
-};
+/** The JSON of the pet without its leading `{"id":<id>`, for INSERT_WITH_EVENT to complete. */
+const afterId = (name, categoryId, status) =>
+  petEventRow('pet.created', [0, name, categoryId, status])[3].slice('{"id":0'.length);
 const KEY_BY_PREFIX = {
   name: 'key_by_prefix',
   text: 'SELECT key_hash, revoked_at, scopes FROM api_keys WHERE prefix = $1',
@@ -82,24 +94,12 @@ export function openPgStore(url) {
         : rows(PAGE_BY_STATUS, [status, afterId, take]),
     /** The row [id, name, category_id, status, revision] of pet `id`, or undefined. */
     byId: (id) => rows(BY_ID, [id]).then((found) => found[0]),
-    /**
-     * Stores a pet and its pet.created event and resolves to its id: BEGIN, INSERT, INSERT, COMMIT
-     * on one connection, the round trips the service makes (docs/performance.md, fifth session).
-     */
-    insert: (name, categoryId, status) =>
-      inTransaction(async (client) => {
-        const inserted = await client.query({
-          ...INSERT,
-          values: [name, categoryId, status],
-          rowMode: 'array',
-        });
-        const id = inserted.rows[0][0];
-        await client.query({
-          ...INSERT_EVENT,
-          values: petEventRow('pet.created', [id, name, categoryId, status]),
-        });
-        return id;
-      }),
+    /** Stores a pet and its pet.created event in one statement and resolves to its id. */
+    insert: async (name, categoryId, status) => {
+      const values = [name, categoryId, status, new Date().toISOString()];
+      const [[id]] = await rows(INSERT_WITH_EVENT, [...values, afterId(name, categoryId, status)]);
+      return id;
+    },
     /**
      * updatePet's transaction, as store.mjs's update, on one connection of the pool: a stored row
      * writes its pet.updated event before COMMIT.
@@ -110,10 +110,10 @@ export function openPgStore(url) {
         const row = locked.rows[0];
         const next = decide(row);
         if (next !== row && Array.isArray(next)) {
-          const values = [next[1], next[2], next[3], id];
-          const updated = await client.query({ ...UPDATE, values, rowMode: 'array' });
+          const [type, occurredAt, , pet, previous] = petEventRow('pet.updated', next, row);
+          const values = [next[1], next[2], next[3], id, type, occurredAt, pet, previous];
+          const updated = await client.query({ ...UPDATE_WITH_EVENT, values, rowMode: 'array' });
           next[4] = updated.rows[0][0];
-          await client.query({ ...INSERT_EVENT, values: petEventRow('pet.updated', next, row) });
         }
         return next;
       }),
