@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, In } from 'typeorm';
 import { onReadNode } from '../database/read-node.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 
@@ -28,5 +28,13 @@ export class ApiKeyLookup {
       this.inFlight.set(prefix, lookup);
     }
     return lookup;
+  }
+
+  /**
+   * The stored keys with these ids (those that still exist), on the read node like byPrefix. One
+   * parameter per id: callers pass the keys of open streams, far fewer than either engine's limit.
+   */
+  byIds(ids: readonly number[]): Promise<ApiKeyEntity[]> {
+    return onReadNode(this.dataSource, (manager) => manager.findBy(ApiKeyEntity, { id: In(ids) }));
   }
 }

@@ -11,7 +11,7 @@ import { API_KEY_STRATEGY } from './bearer.strategy.js';
 import { attachPrincipal, principalOf, type ApiKeyPrincipal } from './principal.js';
 import { isPublicRoute } from './public.decorator.js';
 import { RecentlyVerifiedKeys } from './recently-verified-keys.js';
-import { requiredScope } from './require-scope.decorator.js';
+import { lacksScope, requiredScope } from './require-scope.decorator.js';
 
 const MISSING_API_KEY_MESSAGE = 'Missing API key: send it as "Authorization: Bearer <API_KEY>"';
 
@@ -37,7 +37,7 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
     await inSpan('ApiKeyGuard', {}, () => this.authenticate(request, context));
     const scope = requiredScope(this.reflector, context);
     if (scope !== undefined && !principalOf(request).scopes.includes(scope)) {
-      throw new ApiError('FORBIDDEN', `This API key lacks the scope ${scope}`);
+      throw lacksScope(scope);
     }
     return true;
   }

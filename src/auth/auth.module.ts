@@ -26,6 +26,6 @@ import { RecentlyVerifiedKeys } from './recently-verified-keys.js';
     AuthFailureLimiter,
     { provide: APP_GUARD, useClass: ApiKeyGuard },
   ],
-  exports: [ApiKeyStore, ApiKeyUsage],
+  exports: [ApiKeyStore, ApiKeyUsage, ApiKeyVerifier],
 })
 export class AuthModule {}

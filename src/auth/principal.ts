@@ -9,6 +9,8 @@ export interface ApiKeyPrincipal {
   /** The key's public identifier: unique across databases, so safe as a shared counter name. */
   prefix: string;
   scopes: readonly Scope[];
+  /** When the key stops working; null: never. A response that outlives its request ends then. */
+  expiresAt: Date | null;
 }
 
 type WithPrincipal = FastifyRequest & { user?: ApiKeyPrincipal };

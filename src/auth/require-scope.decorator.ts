@@ -1,6 +1,7 @@
 import { applyDecorators, SetMetadata, type ExecutionContext } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
 import { ApiExtension, ApiSecurity } from '@nestjs/swagger';
+import { ApiError } from '../errors/api-error.js';
 import { ApiErrorResponses } from '../errors/api-error-responses.js';
 import type { Scope } from './scopes.js';
 
@@ -31,3 +32,7 @@ export const RequireScope = (scope: Scope) =>
 export function requiredScope(reflector: Reflector, context: ExecutionContext): Scope | undefined {
   return reflector.get<Scope | undefined>(REQUIRED_SCOPE_KEY, context.getHandler());
 }
+
+/** The 403 of a key without the scope an operation needs. */
+export const lacksScope = (scope: Scope): ApiError =>
+  new ApiError('FORBIDDEN', `This API key lacks the scope ${scope}`);

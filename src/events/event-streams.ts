@@ -10,13 +10,34 @@ import { Metrics } from '../metrics/metrics.js';
 import { ageSeconds } from './events.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
-import { ApiError } from '../errors/api-error.js';
+import { ApiKeyVerifier } from '../auth/api-key-verifier.js';
+import type { ApiKeyPrincipal } from '../auth/principal.js';
+import { lacksScope } from '../auth/require-scope.decorator.js';
+import type { Scope } from '../auth/scopes.js';
+import { ApiError, INVALID_API_KEY_MESSAGE, unauthorized } from '../errors/api-error.js';
 import { eventIdOf, type EventPosition, isBefore, START } from './event-position.js';
 import { eventJson } from './event-json.js';
 import { PetEventsRepository, type StoredPetEvent } from './pet-events.repository.js';
 
+/** The scope a stream needs when it opens and for as long as it stays open. */
+export const STREAM_SCOPE: Scope = 'pets:read';
+
+/**
+ * The event a stream sends last when its key is no longer accepted: its data is the Error body a
+ * request with the key now gets (docs/events.md, "When the key is revoked or expires").
+ */
+export const KEY_REFUSED_EVENT = 'key.refused';
+
 /** Looks for new events this often even without a notification (one may be lost). */
 const POLL_MS = 1_000;
+/** A stream ends at most this long after its key's expiry: the expiry is known in memory. */
+const EXPIRY_CHECK_MS = 1_000;
+/**
+ * How often the keys of the open streams are read from the database again, in one query: a
+ * stream whose key is revoked, or loses the scope, ends within this long, as any request with the
+ * key is refused within 5 s (docs/api-design.md, "API keys").
+ */
+const KEY_RECHECK_MS = 2_000;
 
 /** Events read per query, when a stream catches up and when new ones are fanned out. */
 const BATCH = 100;
@@ -33,6 +54,8 @@ export interface StreamSink {
 
 interface OpenStream {
   keyId: number;
+  /** When the stream's key expires, in ms since the epoch; Infinity: never. */
+  keyExpiresAt: number;
   sink: StreamSink;
   /** The last event this stream was sent (or its start). */
   cursor: EventPosition;
@@ -57,12 +80,14 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
   private tail?: EventPosition;
   private fanningOut = false;
   private wokenAgain = false;
+  private recheckingKeys = false;
   private timers: NodeJS.Timeout[] = [];
 
   constructor(
     private readonly events: PetEventsRepository,
     private readonly notifications: ChangeNotifications,
     private readonly config: AppConfig,
+    private readonly keys: ApiKeyVerifier,
     @Optional() private readonly metrics?: Metrics,
   ) {
     if (!metrics) return;
@@ -82,10 +107,11 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   /**
-   * Opens a stream that sends every event after `after`, or, without it, every event from now
-   * on. Refuses with 429 past the key's limit on this instance.
+   * Opens a stream for the key the guard accepted, that sends every event after `after`, or,
+   * without it, every event from now on. Refuses with 429 past the key's limit on this instance.
    */
-  open(keyId: number, after: EventPosition | undefined, sink: StreamSink): OpenStream {
+  open(key: ApiKeyPrincipal, after: EventPosition | undefined, sink: StreamSink): OpenStream {
+    const keyId = key.id;
     const open = this.perKey.get(keyId) ?? 0;
     if (open >= this.config.eventStreamsPerKey) {
       throw new ApiError(
@@ -95,7 +121,14 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
       );
     }
     this.perKey.set(keyId, open + 1);
-    const stream: OpenStream = { keyId, sink, cursor: after ?? START, live: false, closed: false };
+    const stream: OpenStream = {
+      keyId,
+      keyExpiresAt: expiryOf(key),
+      sink,
+      cursor: after ?? START,
+      live: false,
+      closed: false,
+    };
     this.streams.add(stream);
     this.startTimers();
     sink.write(': connected\n\n');
@@ -196,6 +229,48 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
     if (stream.sink.buffered > MAX_BUFFERED_BYTES) this.close(stream);
   }
 
+  /** Ends a stream whose key a request would now be refused with `refusal`, telling why. */
+  private endRefused(stream: OpenStream, refusal: ApiError): void {
+    if (stream.closed) return;
+    stream.sink.write(`event: ${KEY_REFUSED_EVENT}\ndata: ${JSON.stringify(refusal.body)}\n\n`);
+    this.close(stream);
+  }
+
+  /** Ends the streams whose key has expired, as the guard would refuse it. */
+  private endExpired(): void {
+    const now = Date.now();
+    for (const stream of [...this.streams]) {
+      if (stream.keyExpiresAt <= now)
+        this.endRefused(stream, unauthorized(INVALID_API_KEY_MESSAGE));
+    }
+  }
+
+  /**
+   * Reads the keys of the open streams from the database, past the guard's cache, and ends the
+   * streams of those revoked, expired or without the scope; the others learn their key's expiry
+   * as it is now. One pass at a time; a failed one leaves the streams open until the next.
+   */
+  private async recheckKeys(): Promise<void> {
+    const ids = new Set(this.perKey.keys());
+    if (this.recheckingKeys || ids.size === 0) return;
+    this.recheckingKeys = true;
+    try {
+      const valid = await this.keys.recheck([...ids]);
+      // A stream opened during the query was verified by the guard just now.
+      for (const stream of [...this.streams].filter(({ keyId }) => ids.has(keyId))) {
+        const key = valid.get(stream.keyId);
+        if (!key) this.endRefused(stream, unauthorized(INVALID_API_KEY_MESSAGE));
+        else if (!key.scopes.includes(STREAM_SCOPE))
+          this.endRefused(stream, lacksScope(STREAM_SCOPE));
+        else stream.keyExpiresAt = expiryOf(key);
+      }
+    } catch (error) {
+      this.logger.warn(`keys of open event streams not checked again: ${(error as Error).message}`);
+    } finally {
+      this.recheckingKeys = false;
+    }
+  }
+
   private startTimers(): void {
     if (this.timers.length > 0) return;
     this.notifications.listen(() => this.wake());
@@ -204,6 +279,8 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
         for (const stream of this.streams) stream.sink.write(': keep-alive\n\n');
       }, this.config.eventStreamHeartbeatSeconds * 1000),
       setInterval(() => this.wake(), POLL_MS),
+      setInterval(() => this.endExpired(), EXPIRY_CHECK_MS),
+      setInterval(() => void this.recheckKeys(), KEY_RECHECK_MS),
     ];
     for (const timer of this.timers) timer.unref();
   }
@@ -212,4 +289,9 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
   }
+}
+
+/** When a key expires, in ms since the epoch; Infinity: never. */
+function expiryOf(key: ApiKeyPrincipal): number {
+  return key.expiresAt?.getTime() ?? Infinity;
 }

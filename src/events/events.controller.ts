@@ -18,7 +18,7 @@ import { ListEventsQueryDto } from './dto/list-events-query.dto.js';
 import { PetEventDto } from './dto/pet-event.dto.js';
 import { StreamEventsQueryDto } from './dto/stream-events-query.dto.js';
 import { positionOf } from './event-position.js';
-import { EventStreams } from './event-streams.js';
+import { EventStreams, KEY_REFUSED_EVENT, STREAM_SCOPE } from './event-streams.js';
 import { CURSOR_EXPIRED_MESSAGE, EventsService } from './events.service.js';
 
 export const EVENTS_PATH = '/v1/events';
@@ -35,7 +35,10 @@ const STREAM_EVENTS_DESCRIPTION =
   'committed from now on. A change committed through any instance reaches every open stream ' +
   'within about a second. At most `EVENT_STREAMS_PER_KEY` (default 5) streams per key are open ' +
   'on one instance; the next gets 429. The stream ends when the instance stops; reconnect (with ' +
-  '`Last-Event-ID`) and another instance resumes it.';
+  '`Last-Event-ID`) and another instance resumes it. It also ends when its key expires (within a ' +
+  'second), or is revoked or loses `pets:read` (within about 2 s): then its last message is ' +
+  `\`event: ${KEY_REFUSED_EVENT}\`, whose data is the Error body a request with that key now ` +
+  'gets (401, or 403 for the scope). Do not reconnect with that key.';
 
 @ApiTags('events')
 @ApiErrorResponses(401)
@@ -80,7 +83,7 @@ export class EventsController {
   }
 
   @Get('stream')
-  @RequireScope('pets:read')
+  @RequireScope(STREAM_SCOPE)
   @ApiOperation({
     operationId: 'streamEvents',
     summary: 'Watch the changes live',
@@ -95,8 +98,7 @@ export class EventsController {
   })
   @ApiProduces('text/event-stream')
   @ApiOkResponse({
-    description:
-      'A `text/event-stream` that stays open: each event as `id:`, `event:` (its type) and `data:` (the PetEvent JSON) lines, and comment lines (`: keep-alive`) at least every 15 s.',
+    description: `A \`text/event-stream\` that stays open: each event as \`id:\`, \`event:\` (its type) and \`data:\` (the PetEvent JSON) lines, and comment lines (\`: keep-alive\`) at least every 15 s. A stream whose key is no longer accepted ends with \`event: ${KEY_REFUSED_EVENT}\` and \`data:\` (the Error body), without \`id:\`.`,
     content: {
       'text/event-stream': {
         schema: { type: 'string' },
@@ -117,7 +119,7 @@ export class EventsController {
     const from = after === undefined ? undefined : positionOf(after)!;
     if (from) await this.events.assertRetained(from);
     const body = new PassThrough();
-    const stream = this.streams.open(principal.id, from, {
+    const stream = this.streams.open(principal, from, {
       write: (chunk) => body.write(chunk),
       get buffered() {
         return body.writableLength + (reply.raw.writableLength ?? 0);

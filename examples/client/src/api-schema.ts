@@ -101,7 +101,7 @@ export interface paths {
     };
     /**
      * Watch the changes live
-     * @description The same events as listEvents, pushed as they commit (WHATWG Server-Sent Events). Resumes right after `Last-Event-ID` (or `after`) with no gap and no repeat; without either, sends the events committed from now on. A change committed through any instance reaches every open stream within about a second. At most `EVENT_STREAMS_PER_KEY` (default 5) streams per key are open on one instance; the next gets 429. The stream ends when the instance stops; reconnect (with `Last-Event-ID`) and another instance resumes it.
+     * @description The same events as listEvents, pushed as they commit (WHATWG Server-Sent Events). Resumes right after `Last-Event-ID` (or `after`) with no gap and no repeat; without either, sends the events committed from now on. A change committed through any instance reaches every open stream within about a second. At most `EVENT_STREAMS_PER_KEY` (default 5) streams per key are open on one instance; the next gets 429. The stream ends when the instance stops; reconnect (with `Last-Event-ID`) and another instance resumes it. It also ends when its key expires (within a second), or is revoked or loses `pets:read` (within about 2 s): then its last message is `event: key.refused`, whose data is the Error body a request with that key now gets (401, or 403 for the scope). Do not reconnect with that key.
      *
      *     Needs an API key with the scope `pets:read`.
      */
@@ -986,7 +986,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description A `text/event-stream` that stays open: each event as `id:`, `event:` (its type) and `data:` (the PetEvent JSON) lines, and comment lines (`: keep-alive`) at least every 15 s. */
+      /** @description A `text/event-stream` that stays open: each event as `id:`, `event:` (its type) and `data:` (the PetEvent JSON) lines, and comment lines (`: keep-alive`) at least every 15 s. A stream whose key is no longer accepted ends with `event: key.refused` and `data:` (the Error body), without `id:`. */
       200: {
         headers: {
           /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import { In, type DataSource } from 'typeorm';
 import { describe, expect, it, vi } from 'vitest';
 import { ApiKeyEntity } from '../../../src/auth/api-key.entity.js';
 import { ApiKeyLookup } from '../../../src/auth/api-key-lookup.js';
@@ -18,9 +18,10 @@ function pending<T>() {
 function fakeDataSource(
   findOneBy: (entity: unknown, where: { prefix: string }) => Promise<unknown>,
   options: object = { type: 'sqlite' },
+  findBy: (entity: unknown, where: object) => Promise<unknown> = () => Promise.resolve([]),
 ) {
   const createQueryRunner = vi.fn(() => ({
-    manager: { findOneBy },
+    manager: { findOneBy, findBy },
     release: () => Promise.resolve(),
   }));
   return {
@@ -78,5 +79,17 @@ describe('ApiKeyLookup', () => {
     expect(await lookup.byPrefix('0123456789ab')).toBe(stored);
     expect(await lookup.byPrefix('0123456789ab')).toBe(stored);
     expect(findOneBy).toHaveBeenCalledTimes(3);
+  });
+
+  it('finds the keys with given ids in one query, on the read node when there is one', async () => {
+    const findBy = vi.fn(() => Promise.resolve([stored]));
+    const { dataSource, createQueryRunner } = fakeDataSource(
+      () => Promise.resolve(null),
+      { type: 'postgres', replication: {} },
+      findBy,
+    );
+    expect(await new ApiKeyLookup(dataSource).byIds([1, 2])).toEqual([stored]);
+    expect(findBy).toHaveBeenCalledExactlyOnceWith(ApiKeyEntity, { id: In([1, 2]) });
+    expect(createQueryRunner).toHaveBeenCalledExactlyOnceWith('slave');
   });
 });

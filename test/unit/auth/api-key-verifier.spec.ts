@@ -32,16 +32,19 @@ const storedKey = (fields: Partial<ApiKeyEntity> = {}): ApiKeyEntity => ({
   ...fields,
 });
 
-const PRINCIPAL = { id: 7, name: 'storefront', prefix, scopes: ['pets:read'] };
+const PRINCIPAL = { id: 7, name: 'storefront', prefix, scopes: ['pets:read'], expiresAt: null };
 
 /** A verifier over a lookup that answers `stored` until the test changes it. */
 function verifierFinding(stored: ApiKeyEntity | null) {
   const byPrefix = vi.fn((_prefix: string) => Promise.resolve(stored));
+  const byIds = vi.fn((ids: readonly number[]) =>
+    Promise.resolve(stored && ids.includes(stored.id) ? [stored] : []),
+  );
   const recordUse = vi.fn();
   const recentKeys = new RecentlyVerifiedKeys();
   const metrics = new Metrics();
   const verifier = new ApiKeyVerifier(
-    { byPrefix } as unknown as ApiKeyLookup,
+    { byPrefix, byIds } as unknown as ApiKeyLookup,
     { recordUse } as unknown as ApiKeyUsage,
     recentKeys,
     metrics,
@@ -50,7 +53,7 @@ function verifierFinding(stored: ApiKeyEntity | null) {
     Object.fromEntries(
       (await metrics.authFailures.get()).values.map(({ labels, value }) => [labels.reason, value]),
     );
-  return { verifier, byPrefix, recordUse, recentKeys, refusals };
+  return { verifier, byPrefix, byIds, recordUse, recentKeys, refusals };
 }
 
 describe('ApiKeyVerifier', () => {
@@ -80,7 +83,7 @@ describe('ApiKeyVerifier', () => {
     const { verifier, byPrefix, refusals } = verifierFinding(
       storedKey({ expiresAt: new Date(NOW + 1_000) }),
     );
-    expect(await verifier.verify(key)).toEqual(PRINCIPAL);
+    expect(await verifier.verify(key)).toEqual({ ...PRINCIPAL, expiresAt: new Date(NOW + 1_000) });
     vi.advanceTimersByTime(1_000);
     expect(await verifier.verify(key)).toBeUndefined();
     expect(byPrefix).toHaveBeenCalledTimes(2);
@@ -123,7 +126,7 @@ describe('ApiKeyVerifier', () => {
 
   it('accepts a key expiring after now', async () => {
     const { verifier } = verifierFinding(storedKey({ expiresAt: new Date(NOW + 1) }));
-    expect(await verifier.verify(key)).toEqual(PRINCIPAL);
+    expect(await verifier.verify(key)).toEqual({ ...PRINCIPAL, expiresAt: new Date(NOW + 1) });
   });
 
   it('forgets a key it refuses: it is no longer a recently verified key', async () => {
@@ -134,6 +137,68 @@ describe('ApiKeyVerifier', () => {
     vi.advanceTimersByTime(2_000);
     expect(await verifier.verify(key)).toBeUndefined();
     expect(recentKeys.includes(key)).toBe(false);
+  });
+
+  describe('recheck, for responses that stay open', () => {
+    it('answers the owner of each key still valid, by id, as the database has it now', async () => {
+      const stored = storedKey({ expiresAt: new Date(NOW + 60_000) });
+      const { verifier, byIds } = verifierFinding(stored);
+      stored.scopes = 'pets:read,pets:write';
+      expect(await verifier.recheck([7, 8])).toEqual(
+        new Map([
+          [
+            7,
+            {
+              ...PRINCIPAL,
+              scopes: ['pets:read', 'pets:write'],
+              expiresAt: new Date(NOW + 60_000),
+            },
+          ],
+        ]),
+      );
+      expect(byIds).toHaveBeenCalledExactlyOnceWith([7, 8]);
+    });
+
+    it.each([
+      ['revoked', { revokedAt: new Date(NOW - 1) }],
+      ['expired', { expiresAt: new Date(NOW) }],
+    ])('leaves out a key %s', async (_label, fields) => {
+      const { verifier, refusals } = verifierFinding(storedKey(fields));
+      expect(await verifier.recheck([7])).toEqual(new Map());
+      // Not a presented key: no authentication failed.
+      expect(await refusals()).toEqual({});
+    });
+
+    it('makes a trusted key that it finds revoked be looked up again, and no longer recent', async () => {
+      const stored = storedKey();
+      const { verifier, byPrefix, recentKeys } = verifierFinding(stored);
+      await verifier.verify(key);
+      stored.revokedAt = new Date(NOW);
+      await verifier.recheck([7]);
+      expect(recentKeys.includes(key)).toBe(false);
+      expect(await verifier.verify(key)).toBeUndefined();
+      expect(byPrefix).toHaveBeenCalledTimes(2);
+    });
+
+    it('gives a trusted key that is still valid its owner as it is now, without a lookup', async () => {
+      const stored = storedKey();
+      const { verifier, byPrefix } = verifierFinding(stored);
+      await verifier.verify(key);
+      stored.scopes = 'pets:write';
+      await verifier.recheck([7]);
+      expect(await verifier.verify(key)).toEqual({ ...PRINCIPAL, scopes: ['pets:write'] });
+      expect(byPrefix).toHaveBeenCalledTimes(1);
+    });
+
+    it('leaves the other trusted keys as they are', async () => {
+      const stored = storedKey();
+      const { verifier, byPrefix } = verifierFinding(stored);
+      await verifier.verify(key);
+      stored.revokedAt = new Date(NOW);
+      await verifier.recheck([8]);
+      expect(await verifier.verify(key)).toEqual(PRINCIPAL);
+      expect(byPrefix).toHaveBeenCalledTimes(1);
+    });
   });
 
   it('refuses without counting when no metrics are kept', async () => {

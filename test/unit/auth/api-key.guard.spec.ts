@@ -58,6 +58,7 @@ const PRINCIPAL: ApiKeyPrincipal = {
   name: 'ci',
   prefix: '0123456789ab',
   scopes: ['pets:read'],
+  expiresAt: null,
 };
 
 /** A guard with the failed-authentication limit set as given (off by default). */
