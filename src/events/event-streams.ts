@@ -18,6 +18,7 @@ import { ApiError, INVALID_API_KEY_MESSAGE, unauthorized } from '../errors/api-e
 import { eventIdOf, type EventPosition, isBefore, START } from './event-position.js';
 import { eventJson } from './event-json.js';
 import { PetEventsRepository, type StoredPetEvent } from './pet-events.repository.js';
+import { inLinkedSpan } from '../telemetry/tracing.js';
 
 /** The scope a stream needs when it opens and for as long as it stays open. */
 export const STREAM_SCOPE: Scope = 'pets:read';
@@ -41,6 +42,9 @@ const KEY_RECHECK_MS = 2_000;
 
 /** Events read per query, when a stream catches up and when new ones are fanned out. */
 const BATCH = 100;
+/** The span of each batch written to streams, linked to the requests that made its events. */
+const SEND_SPAN = 'send events';
+
 /** A client this far behind in reading is disconnected; it resumes with Last-Event-ID. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 
@@ -174,7 +178,15 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
       for (;;) {
         const batch = await this.events.findPage(this.tail!, BATCH);
         if (batch.length === 0) return;
-        for (const stream of this.streams) if (stream.live) this.send(stream, batch);
+        // Its own trace: a commit's request may have woken the fan-out, but does not own it.
+        inLinkedSpan(
+          SEND_SPAN,
+          traceParentsOf(batch),
+          () => {
+            for (const stream of this.streams) if (stream.live) this.send(stream, batch);
+          },
+          { root: true },
+        );
         this.tail = batch.at(-1)!;
         if (batch.length < BATCH) return;
       }
@@ -202,7 +214,8 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
       for (;;) {
         const batch = await this.events.findPage(stream.cursor, BATCH);
         if (stream.closed) return;
-        this.send(stream, batch);
+        if (batch.length > 0)
+          inLinkedSpan(SEND_SPAN, traceParentsOf(batch), () => this.send(stream, batch));
         // Nothing visible after the cursor: what lies between it and the tail is final and empty.
         if (batch.length === BATCH || (batch.length > 0 && isBefore(stream.cursor, this.tail)))
           continue;
@@ -294,4 +307,8 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
 /** When a key expires, in ms since the epoch; Infinity: never. */
 function expiryOf(key: ApiKeyPrincipal): number {
   return key.expiresAt?.getTime() ?? Infinity;
+}
+
+function traceParentsOf(batch: StoredPetEvent[]): (string | null)[] {
+  return batch.map((event) => event.traceContext);
 }

@@ -67,12 +67,33 @@ export function inSpan<T>(
   name: string,
   attributes: Record<string, string | number>,
   work: () => Promise<T>,
-  links: () => Link[] = () => [],
 ): Promise<T> {
   if (!tracingOn) return work();
   return trace
     .getTracer(TRACER_NAME)
-    .startActiveSpan(name, { attributes, links: links() }, (span) => endWhenSettled(span, work()));
+    .startActiveSpan(name, { attributes }, (span) => endWhenSettled(span, work()));
+}
+
+/**
+ * Runs synchronous `work`, such as writing events to streams, in a span linked to the requests
+ * that made those events (`traceParents`, see currentTraceParent); `root` starts a trace of its
+ * own instead of a child of the current span.
+ */
+export function inLinkedSpan(
+  name: string,
+  traceParents: readonly (string | null)[],
+  work: () => void,
+  { root = false } = {},
+): void {
+  if (!tracingOn) return work();
+  const options = { links: linksTo(traceParents), root };
+  trace.getTracer(TRACER_NAME).startActiveSpan(name, options, (span) => {
+    try {
+      work();
+    } finally {
+      span.end();
+    }
+  });
 }
 
 /**
@@ -92,7 +113,7 @@ export function linkCurrentSpanTo(traceParents: readonly (string | null)[]): voi
 }
 
 /** Links to the spans that stored trace parents name; a missing or invalid one gives none. */
-export function linksTo(traceParents: readonly (string | null)[]): Link[] {
+function linksTo(traceParents: readonly (string | null)[]): Link[] {
   const links: Link[] = [];
   for (const traceparent of traceParents) {
     if (traceparent === null) continue;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openEventStream } from '../support/event-stream-client.js';
 import { apiClient, type ApiClient } from '../support/http-client.js';
 import {
   startOtlpReceiver,
@@ -33,6 +34,7 @@ describe.each(ENGINES)('traces over OTLP/HTTP on %s', (engine) => {
   let receiver: OtlpReceiver;
   let server: ServerProcess;
   let client: ApiClient;
+  let key: string;
 
   beforeAll(async () => {
     database = await createTestDatabase(engine);
@@ -44,7 +46,7 @@ describe.each(ENGINES)('traces over OTLP/HTTP on %s', (engine) => {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
       ...TRACING_ENV,
     });
-    const key = (await runApiKeyCli(['create', 'tracing'], database.url)).stdout.trim();
+    key = (await runApiKeyCli(['create', 'tracing'], database.url)).stdout.trim();
     client = apiClient(server.baseUrl, key);
   });
 
@@ -161,6 +163,31 @@ describe.each(ENGINES)('traces over OTLP/HTTP on %s', (engine) => {
     const feedSpan = await serverSpanOf(feed.traceId);
     expect(feedSpan.name).toBe('GET /v1/events');
     expect(feedSpan.links).toContain(`${create.traceId}/${createSpan.spanId}`);
+  });
+
+  it('links each batch a stream is sent to the requests that made its events', async () => {
+    const stream = await openEventStream(`${server.baseUrl}/v1/events/stream`, {
+      authorization: `Bearer ${key}`,
+    });
+    try {
+      await waitFor(() => stream.messages.length > 0, 10_000);
+      const create = traceparent();
+      const created = await client.post(
+        '/v1/pets',
+        { name: 'Streamed', categoryId: 4 },
+        { traceparent: create.header },
+      );
+      const [sent] = await stream.events(1);
+      expect(JSON.parse(sent.data!).data.pet.id).toBe((created.body as { id: number }).id);
+      const createSpan = await serverSpanOf(create.traceId);
+      const link = `${create.traceId}/${createSpan.spanId}`;
+      await waitFor(
+        () => receiver.spans.some((s) => s.name === 'send events' && s.links.includes(link)),
+        10_000,
+      );
+    } finally {
+      stream.close();
+    }
   });
 
   it('puts the trace id in the request log line', async () => {
