@@ -1,19 +1,21 @@
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import pg from 'pg';
 
-/** The channel the `pet_events` trigger notifies on commit (migration 1795800000000). */
+/** The channel processes announce committed events on, and listen to. */
 const CHANNEL = 'pet_events';
 /** How long to wait before listening again after the connection broke (a failover, say). */
 const RECONNECT_MS = 1_000;
 
 /**
- * Hears that events were committed, through any process on the database (docs/events.md, "The
- * stream"). A notification only says "look": the events are read from the table, so one that is
- * lost costs latency, never an event.
+ * Tells the other processes on the database that events were committed, and hears when they did
+ * (docs/events.md, "The stream"). A notification only says "look": the events are read from the
+ * table, so one that is lost costs latency, never an event.
  */
 export abstract class ChangeNotifications implements OnApplicationShutdown {
   /** Calls `onChange` after commits of other processes; listens from the first call on. */
   abstract listen(onChange: () => void): void;
+  /** Says that this process committed events; call it after the commit. */
+  abstract announce(): void;
   abstract close(): Promise<void>;
 
   onApplicationShutdown(): Promise<void> {
@@ -24,16 +26,27 @@ export abstract class ChangeNotifications implements OnApplicationShutdown {
 /** SQLite is one process's database: its own commits wake its streams directly. */
 export class LocalChangeNotifications extends ChangeNotifications {
   listen(): void {}
+  announce(): void {}
   async close(): Promise<void> {}
 }
 
-/** PostgreSQL LISTEN on a connection of its own, outside the pool, reopened when it breaks. */
+/**
+ * PostgreSQL LISTEN and NOTIFY on a connection of its own, outside the pool, opened at first use
+ * and reopened when it breaks. NOTIFY is sent after the commit, never inside the writing
+ * transaction: PostgreSQL serialises the commits of notifying transactions on one lock, which held
+ * createPet to a fifth of its rate (docs/performance.md, "The event write, fixed"). At most one
+ * NOTIFY is in flight; the commits made meanwhile share the next one.
+ */
 export class PostgresChangeNotifications extends ChangeNotifications {
   private readonly logger = new Logger('ChangeNotifications');
-  private client?: pg.Client;
+  private client?: Promise<pg.Client>;
+  /** The connection `client` opens or opened: an older one's events are ignored. */
+  private current?: pg.Client;
   private onChange?: () => void;
   private closed = false;
   private retry?: NodeJS.Timeout;
+  private announcing = false;
+  private announceAgain = false;
 
   constructor(private readonly url: string) {
     super();
@@ -42,23 +55,67 @@ export class PostgresChangeNotifications extends ChangeNotifications {
   listen(onChange: () => void): void {
     if (this.onChange) return;
     this.onChange = onChange;
-    void this.connect();
+    if (this.client)
+      void this.client.then(
+        (client) => this.startListening(client),
+        () => {},
+      );
+    else void this.connected().catch(() => {});
+  }
+
+  announce(): void {
+    if (this.announcing) {
+      this.announceAgain = true;
+      return;
+    }
+    this.announcing = true;
+    void this.notify().finally(() => {
+      this.announcing = false;
+      if (!this.announceAgain) return;
+      this.announceAgain = false;
+      this.announce();
+    });
   }
 
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retry);
-    await this.client?.end().catch(() => {});
+    const client = await this.client?.catch(() => undefined);
+    await client?.end().catch(() => {});
   }
 
-  private async connect(): Promise<void> {
+  /** A lost announcement costs the others at most their poll interval. */
+  private async notify(): Promise<void> {
+    try {
+      await (await this.connected()).query(`NOTIFY ${CHANNEL}`);
+    } catch (error) {
+      this.logger.warn(`committed events not announced: ${(error as Error).message}`);
+    }
+  }
+
+  private connected(): Promise<pg.Client> {
+    this.client ??= this.connect();
+    return this.client;
+  }
+
+  private async connect(): Promise<pg.Client> {
     const client = new pg.Client({ connectionString: this.url, application_name: 'animal-store' });
-    this.client = client;
-    client.on('notification', () => this.onChange!());
+    this.current = client;
+    client.on('notification', () => this.onChange?.());
     client.on('error', () => this.reconnect(client));
     client.on('end', () => this.reconnect(client));
     try {
       await client.connect();
+      if (this.onChange) await this.startListening(client);
+      return client;
+    } catch (error) {
+      this.reconnect(client);
+      throw error;
+    }
+  }
+
+  private async startListening(client: pg.Client): Promise<void> {
+    try {
       await client.query(`LISTEN ${CHANNEL}`);
       // Commits made while no connection listened are in the table: look once now.
       this.onChange!();
@@ -69,9 +126,15 @@ export class PostgresChangeNotifications extends ChangeNotifications {
   }
 
   private reconnect(client: pg.Client): void {
-    if (this.closed || client !== this.client) return;
-    this.client = undefined;
+    if (this.closed || client !== this.current) return;
     client.end().catch(() => {});
-    this.retry = setTimeout(() => void this.connect(), RECONNECT_MS);
+    this.current = undefined;
+    this.client = undefined;
+    // Only a listener needs the connection back at once; an announcement reopens it itself.
+    if (!this.onChange) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      void this.connected().catch(() => {});
+    }, RECONNECT_MS);
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable, Optional } from '@nestjs/common';
+import { ChangeNotifications } from '../database/change-notifications.js';
 import { Metrics } from '../metrics/metrics.js';
 import { type Row, SqlRunner, type Statement } from '../database/sql-runner.js';
 import type { EventPosition } from './event-position.js';
@@ -90,18 +91,21 @@ export class PetEventsRepository {
 
   constructor(
     private readonly db: SqlRunner,
+    private readonly notifications: ChangeNotifications,
     @Optional() private readonly metrics?: Metrics,
   ) {
     this.sql = statements(db);
   }
 
   /**
-   * Tells this process that a change with an event of `type` committed: counted, and the event
-   * streams wake without waiting for their poll (docs/events.md, "The stream").
+   * Tells this process and the others on the database that a change with an event of `type`
+   * committed: counted, and event streams everywhere wake without waiting for their poll
+   * (docs/events.md, "The stream").
    */
   committed(type: PetEventType): void {
     this.metrics?.eventsCommitted.inc({ type });
     for (const listener of this.committedListeners) listener();
+    this.notifications.announce();
   }
 
   /** Calls `listener` each time a transaction of this process that wrote events commits. */

@@ -1,8 +1,10 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Every create and update writes an event, so each index on `pet_events` is paid on the write path
- * (docs/performance.md, "The event write"). Keep only the one the feed reads by:
+ * Every create and update writes an event, so what `pet_events` does on insert is paid on the write
+ * path (docs/performance.md, "The event write, fixed"). The NOTIFY trigger goes: PostgreSQL
+ * serialises the commits of notifying transactions, so processes now announce commits after them
+ * (change-notifications.ts). Of the indexes, keep only the one the feed reads by:
  *
  * - PostgreSQL: `(tx, seq)` becomes the primary key; `seq` alone and `occurred_at` lose theirs
  *   (retention walks from the oldest event in feed order instead).
@@ -11,6 +13,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   Positions still never go back: retention always keeps the newest event.
  */
 const POSTGRES_UP = [
+  'DROP TRIGGER pet_events_notify ON pet_events',
+  'DROP FUNCTION pet_events_notify()',
   'DROP INDEX pet_events_occurred_at_idx',
   'ALTER TABLE pet_events DROP CONSTRAINT pet_events_pkey',
   'ALTER TABLE pet_events ADD CONSTRAINT pet_events_pkey PRIMARY KEY USING INDEX pet_events_position_idx',
@@ -21,6 +25,13 @@ const POSTGRES_DOWN = [
   'ALTER TABLE pet_events ADD PRIMARY KEY (seq)',
   'CREATE UNIQUE INDEX pet_events_position_idx ON pet_events (tx, seq)',
   'CREATE INDEX pet_events_occurred_at_idx ON pet_events (occurred_at)',
+  `CREATE FUNCTION pet_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     PERFORM pg_notify('pet_events', '');
+     RETURN NULL;
+   END $$`,
+  `CREATE TRIGGER pet_events_notify AFTER INSERT ON pet_events
+   FOR EACH STATEMENT EXECUTE FUNCTION pet_events_notify()`,
 ];
 
 const COLUMNS = 'seq, tx, type, occurred_at, pet_id, pet, previous, trace_context';
