@@ -25,7 +25,8 @@ const SIX_MINUTES_MS = 6 * 60 * 1000;
 /** A secret as POST /v1/webhooks gives it: `whsec_` and the base64 of 32 random bytes. */
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
-interface Delivered {
+/** An event's id and its JSON, as the store sends them. */
+interface WireEvent {
   id: string;
   body: string;
 }
@@ -33,7 +34,7 @@ interface Delivered {
 let seq = 0;
 
 /** A new event's id and its body, as the store writes it (src/events/event-json.ts). */
-function nextEvent(type: PetEventType = 'pet.created', previous: string | null = null): Delivered {
+function nextEvent(type: PetEventType = 'pet.created', previous: string | null = null): WireEvent {
   seq += 1;
   const pet = { id: seq, name: `Pet "${seq}"`, categoryId: 1, status: 'available' };
   const event = { tx: 7n, seq: BigInt(seq), type, occurredAt: new Date(), previous };
@@ -41,7 +42,7 @@ function nextEvent(type: PetEventType = 'pet.created', previous: string | null =
 }
 
 /** The line the receiver's handler logs for a pet.created from nextEvent(). */
-function handledLine({ id }: Delivered): string {
+function handledLine({ id }: WireEvent): string {
   const n = Number(id.split('-')[1]);
   return `handled ${id} pet.created pet={"id":${n},"name":"Pet \\"${n}\\"","categoryId":1,"status":"available"}`;
 }
@@ -61,7 +62,7 @@ interface DeliveryOptions {
 /** Sends a delivery as the store does (Standard Webhooks headers, signed with the package). */
 async function deliver(
   url: string,
-  { id, body }: Delivered,
+  { id, body }: WireEvent,
   options: DeliveryOptions,
 ): Promise<{ status: number; body: string }> {
   const timestamp = options.timestamp ?? new Date();
@@ -100,7 +101,7 @@ describe('webhook receiver example', () => {
     await receiver?.exited;
   });
 
-  const send = (event: Delivered, options: Partial<DeliveryOptions> = {}) =>
+  const send = (event: WireEvent, options: Partial<DeliveryOptions> = {}) =>
     deliver(receiver.baseUrl, event, { secrets: [secret], ...options });
   const handledLines = () => lines(receiver.stdout(), 'handled ');
 
@@ -118,7 +119,7 @@ describe('webhook receiver example', () => {
 
   /** Sends the delivery; it must be answered 400 with its reason logged, and not handled. */
   async function expectRefused(
-    event: Delivered,
+    event: WireEvent,
     options: Partial<DeliveryOptions>,
     reason: string,
   ) {
