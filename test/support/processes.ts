@@ -77,6 +77,18 @@ export function startReference(env: Record<string, string>): Promise<ServerProce
   );
 }
 
+/**
+ * Starts the webhook receiver example (examples/webhook-receiver/) on a free loopback port and
+ * waits for its ready line; `baseUrl` is the URL to deliver to.
+ */
+export function startWebhookReceiver(env: Record<string, string>): Promise<ServerProcess> {
+  return startListening(
+    ['examples/webhook-receiver/scripts/run-receiver.mjs'],
+    { HOST: '127.0.0.1', ...env },
+    /^webhook receiver listening on (http:\/\/127\.0\.0\.1:\d+\/webhooks\/animal-store)$/m,
+  );
+}
+
 /** Spawns `node <args>` with PORT=0 and resolves once its output shows the URL it listens on. */
 async function startListening(
   args: string[],
