@@ -37,9 +37,9 @@ function guardedLookup(policy: WebhookTargetPolicy): LookupFunction {
   return (hostname, options, callback) => {
     lookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
-      const refused = addresses.find(({ address }) => !policy.allowsAddress(address));
-      if (refused) {
-        const message = `webhook target ${hostname} resolves to ${refused.address}, which is not a public address`;
+      // No address in the message: it may reach clients, who could map internal DNS with it.
+      if (!addresses.every(({ address }) => policy.allowsAddress(address))) {
+        const message = `webhook target ${hostname} resolves to a non-public address`;
         return callback(new WebhookTargetRefusedError(message), []);
       }
       if (options.all) return callback(null, addresses);

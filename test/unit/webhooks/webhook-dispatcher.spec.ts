@@ -96,8 +96,8 @@ describe('WebhookDispatcher', () => {
       const error = await refusal(`https://localhost:${target.port}/hook`, dispatcher(false));
 
       expect(error).toBeInstanceOf(WebhookTargetRefusedError);
-      expect((error as Error).message).toMatch(
-        /^webhook target localhost resolves to (127\.0\.0\.1|::1), which is not a public address$/,
+      expect((error as Error).message).toBe(
+        'webhook target localhost resolves to a non-public address',
       );
       expect(target.connections).toBe(0);
     });
