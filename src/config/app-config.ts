@@ -49,6 +49,8 @@ export class AppConfig {
   readonly eventStreamsPerKey!: number;
   /** Seconds between comment lines on an idle event stream. */
   readonly eventStreamHeartbeatSeconds!: number;
+  /** Whether webhooks may target loopback, private and other non-public addresses (docs/security.md). */
+  readonly webhookAllowPrivateTargets!: boolean;
 }
 
 export class ConfigError extends Error {
@@ -80,6 +82,7 @@ const DEFAULTS = {
   EVENT_RETENTION_DAYS: '30',
   EVENT_STREAMS_PER_KEY: '5',
   EVENT_STREAM_HEARTBEAT_SECONDS: '15',
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false',
 } as const;
 
 /** Every variable the service reads. */
@@ -128,6 +131,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
       1,
       15,
     ),
+    webhookAllowPrivateTargets: boolean(
+      'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+      read('WEBHOOK_ALLOW_PRIVATE_TARGETS'),
+    ),
   };
   return Object.freeze(Object.assign(new AppConfig(), config));
 }
@@ -151,6 +158,11 @@ function integer(name: string, value: string, min: number, max: number): number 
   const parsed = /^\d+$/.test(value) ? Number(value) : NaN;
   if (parsed >= min && parsed <= max) return parsed;
   throw new ConfigError(name, `an integer from ${min} to ${max}`, value);
+}
+
+function boolean(name: string, value: string): boolean {
+  if (value === 'true' || value === 'false') return value === 'true';
+  throw new ConfigError(name, 'true or false', value);
 }
 
 function optionalPort(name: string, value: string): number | undefined {

@@ -39,6 +39,7 @@ describe('loadConfig', () => {
       eventRetentionDays: 30,
       eventStreamsPerKey: 5,
       eventStreamHeartbeatSeconds: 15,
+      webhookAllowPrivateTargets: false,
     });
   });
 
@@ -66,6 +67,7 @@ describe('loadConfig', () => {
         'METRICS_HOST',
         'AUTH_FAILURE_LIMIT_PER_MINUTE',
         'TRUSTED_PROXIES',
+        'WEBHOOK_ALLOW_PRIVATE_TARGETS',
       ].map((name) => [name, '']),
     );
     expect({ ...loadConfig(empty) }).toEqual({ ...loadConfig({}) });
@@ -387,6 +389,23 @@ describe('loadConfig', () => {
     ])('rejects %j', (value) => {
       expect(configError({ TRUSTED_PROXIES: value }).message).toBe(
         `Invalid configuration: TRUSTED_PROXIES must be comma-separated IP addresses or CIDR ranges, e.g. 10.0.0.0/8,192.168.1.10 (got ${JSON.stringify(value)})`,
+      );
+    });
+  });
+
+  describe('WEBHOOK_ALLOW_PRIVATE_TARGETS', () => {
+    it.each([
+      ['true', true],
+      ['false', false],
+    ])('accepts %j', (value, expected) => {
+      expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: value }).webhookAllowPrivateTargets).toBe(
+        expected,
+      );
+    });
+
+    it.each(['1', 'yes', 'TRUE', 'on'])('rejects %j', (value) => {
+      expect(configError({ WEBHOOK_ALLOW_PRIVATE_TARGETS: value }).message).toBe(
+        `Invalid configuration: WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false (got ${JSON.stringify(value)})`,
       );
     });
   });
