@@ -5,6 +5,8 @@ import pg from 'pg';
 const CHANNEL = 'pet_events';
 /** How long to wait before listening again after the connection broke (a failover, say). */
 const RECONNECT_MS = 1_000;
+/** At most one NOTIFY per this many milliseconds: a bounded cost however fast changes commit. */
+const ANNOUNCE_INTERVAL_MS = 50;
 
 /**
  * Tells the other processes on the database that events were committed, and hears when they did
@@ -34,8 +36,8 @@ export class LocalChangeNotifications extends ChangeNotifications {
  * PostgreSQL LISTEN and NOTIFY on a connection of its own, outside the pool, opened at first use
  * and reopened when it breaks. NOTIFY is sent after the commit, never inside the writing
  * transaction: PostgreSQL serialises the commits of notifying transactions on one lock, which held
- * createPet to a fifth of its rate (docs/performance.md, "The event write, fixed"). At most one
- * NOTIFY is in flight; the commits made meanwhile share the next one.
+ * createPet to a fifth of its rate (docs/performance.md, "The event write, fixed"). One NOTIFY
+ * at a time, at most one per ANNOUNCE_INTERVAL_MS; the commits made meanwhile share the next.
  */
 export class PostgresChangeNotifications extends ChangeNotifications {
   private readonly logger = new Logger('ChangeNotifications');
@@ -69,11 +71,15 @@ export class PostgresChangeNotifications extends ChangeNotifications {
       return;
     }
     this.announcing = true;
+    const startedAt = Date.now();
     void this.notify().finally(() => {
-      this.announcing = false;
-      if (!this.announceAgain) return;
-      this.announceAgain = false;
-      this.announce();
+      const wait = Math.max(0, startedAt + ANNOUNCE_INTERVAL_MS - Date.now());
+      setTimeout(() => {
+        this.announcing = false;
+        if (!this.announceAgain) return;
+        this.announceAgain = false;
+        this.announce();
+      }, wait).unref();
     });
   }
 
