@@ -1,4 +1,4 @@
-// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--against REV] [--cluster] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C] [--node PATH]
+// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--against REV] [--cluster] [--events] [--event-rows N] [--creates-per-second N] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C] [--node PATH]
 //
 // Races the real service against bench/reference (same API on bare Fastify + better-sqlite3, or `pg`
 // with prepared statements under --pg). Both
@@ -13,6 +13,9 @@
 // (contender `before`), built in a git worktree in the system's temp directory and kept there for
 // the next run (its own `npm ci` unless its package-lock.json is this one's);
 // --cluster measures the service on `npm run cluster`'s topology (bench/cluster.mjs).
+// --events measures the change feed and the event stream (docs/events.md) on the service alone: a
+// follower paging a feed of --event-rows seeded events, and the time from a create to its event on
+// a stream, at --creates-per-second, on another instance (PostgreSQL) or the same one (SQLite).
 // --node runs the whole bench (seeding, service, reference) on that node binary instead of the one
 // running npm; better-sqlite3 must be built for its ABI (README, "Performance").
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -30,9 +33,10 @@ import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { prepareSqlite, preparePostgres } from './lib/data.mjs';
+import { followFeed, measureStreamLatency } from './lib/event-clients.mjs';
 import { loadGenerator, runLoad } from './lib/load.mjs';
 import { pinning } from './lib/cpu.mjs';
-import { printReport, summarize } from './lib/report.mjs';
+import { printEventsReport, printReport, summarize, summarizeEvents } from './lib/report.mjs';
 import { startOtlpSink, startServer } from './lib/servers.mjs';
 import { runClusterBench } from './cluster.mjs';
 import { serverNodeArgs } from '../scripts/start-command.mjs';
@@ -46,6 +50,9 @@ const { values: opts, tokens } = parseArgs({
     observability: { type: 'boolean', default: false },
     against: { type: 'string' },
     cluster: { type: 'boolean', default: false },
+    events: { type: 'boolean', default: false },
+    'event-rows': { type: 'string', default: '100000' },
+    'creates-per-second': { type: 'string', default: '200' },
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },
     slice: { type: 'string', default: '2' },
@@ -61,11 +68,14 @@ const seconds = positiveInteger('--seconds', opts.seconds, 1);
 const slice = Math.min(positiveInteger('--slice', opts.slice, 1), seconds);
 const warmup = positiveInteger('--warmup', opts.warmup, 0);
 const connections = positiveInteger('--connections', opts.connections, 1);
+const eventRows = positiveInteger('--event-rows', opts['event-rows'], 1);
+const createsPerSecond = positiveInteger('--creates-per-second', opts['creates-per-second'], 2);
 const engine = opts.pg ? 'postgres' : 'sqlite';
-if (opts.against !== undefined && (opts.observability || opts.scale || opts.cluster)) {
-  process.stderr.write(
-    '--against races the service against another build: not with --observability, --scale or --cluster\n',
-  );
+const modes = ['scale', 'observability', 'against', 'cluster', 'events'].filter(
+  (mode) => opts[mode] !== undefined && opts[mode] !== false,
+);
+if (modes.length > 1) {
+  process.stderr.write(`${modes.map((mode) => `--${mode}`).join(' and ')}: one at a time\n`);
   process.exit(2);
 }
 // Checked before anything is built: a mistyped revision fails at once.
@@ -86,6 +96,8 @@ if (opts.cluster) {
 const serviceNodeArgs = serverNodeArgs();
 /** Pets only the patch scenario touches: far more than connections, so no two patch one pet at once. */
 const PATCH_POOL_SIZE = 1000;
+/** --events: the follower's page size, the largest listEvents allows. */
+const FOLLOWER_PAGE = 100;
 // Ports below the kernel's ephemeral range (32768+), where a client socket could already hold them.
 const CONTENDERS = {
   service: { nodeArgs: serviceNodeArgs, port: 31100 },
@@ -99,15 +111,17 @@ const CONTENDERS = {
   },
   // --against: that revision's build, started as its own `npm start` starts it, from its worktree.
   before: { nodeArgs: [], port: 31102 },
+  // --events on PostgreSQL: a second instance on the same database, where the stream is open.
+  replica: { nodeArgs: serviceNodeArgs, port: 31102 },
 };
-// --scale is a property of the service alone.
-const contenders = opts.observability
-  ? ['service', 'metrics', 'tracing']
-  : opts.scale
-    ? ['service']
-    : opts.against !== undefined
-      ? ['service', 'before']
-      : ['service', 'reference'];
+// --scale is a property of the service alone; so is --events, whose second instance serves the
+// stream on PostgreSQL.
+const contenders = {
+  observability: ['service', 'metrics', 'tracing'],
+  scale: ['service'],
+  against: ['service', 'before'],
+  events: opts.pg ? ['service', 'replica'] : ['service'],
+}[modes[0]] ?? ['service', 'reference'];
 const otlpSink = opts.observability ? await startOtlpSink() : undefined;
 if (otlpSink) CONTENDERS.tracing.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlpSink.endpoint;
 
@@ -122,13 +136,19 @@ const workDir = mkdtempSync(join(tmpdir(), 'animal-store-bench-'));
 // change (getPet's ETags and 304s stay as they were), and the deep page stays where it was.
 const patchPool = { firstId: rows + 1, count: PATCH_POOL_SIZE };
 const seeded = rows + PATCH_POOL_SIZE;
+const events = opts.events ? eventRows : 0;
 process.stderr.write(
-  `seeding ${rows.toLocaleString('en')} pets (+${PATCH_POOL_SIZE.toLocaleString('en')} for patch) on ${engine}…\n`,
+  `seeding ${rows.toLocaleString('en')} pets (+${PATCH_POOL_SIZE.toLocaleString('en')} for patch)` +
+    `${events ? ` and ${events.toLocaleString('en')} events` : ''} on ${engine}…\n`,
 );
+const seed = { rows: seeded, events, eventPets: rows };
 const data = opts.pg
-  ? await preparePostgres({ url: opts.pg, rows: seeded })
-  : prepareSqlite({ dir: workDir, rows: seeded });
-const scenarios = defineScenarios({ rows, key: data.key, scale: opts.scale, patchPool });
+  ? await preparePostgres({ url: opts.pg, ...seed })
+  : prepareSqlite({ dir: workDir, ...seed });
+const scenarios = opts.events
+  ? []
+  : defineScenarios({ rows, key: data.key, scale: opts.scale, patchPool });
+const measuresPatch = scenarios.some((scenario) => scenario.name === 'patch');
 /**
  * How far the patch scenario has gone through its pool on each database: a load goes on from
  * there, so every request changes its pet. On PostgreSQL both contenders share one database (and
@@ -141,9 +161,9 @@ const patchWrites = [];
 const runs = [];
 try {
   for (let round = 1; round <= rounds; round++) {
-    runs.push(...(await runRound(round)));
+    runs.push(...(opts.events ? [await runEventsRound(round)] : await runRound(round)));
   }
-  if (opts.pg && !opts.scale) {
+  if (opts.pg && measuresPatch) {
     const written = await data.revisionsMade(patchPool);
     patchWrites.push({ database: 'shared', sent: sharedPatchCursor.sent, written });
   }
@@ -170,16 +190,25 @@ const result = {
     scale: opts.scale,
     observability: opts.observability,
     ...(against && { against: { rev: opts.against, commit: against.commit } }),
+    ...(opts.events && {
+      eventRows,
+      followerPage: FOLLOWER_PAGE,
+      createsPerSecond,
+      streamOn: contenders.at(-1),
+    }),
   },
   runs,
-  summary: summarize(
-    runs,
-    scenarios.map((s) => s.name),
-    { pg: opts.pg, scale: opts.scale, connections },
-  ),
-  ...(!opts.scale && { patchWrites }),
+  summary: opts.events
+    ? summarizeEvents(runs, { pg: opts.pg })
+    : summarize(
+        runs,
+        scenarios.map((s) => s.name),
+        { pg: opts.pg, scale: opts.scale, connections },
+      ),
+  ...(measuresPatch && { patchWrites }),
 };
-printReport(result);
+if (opts.events) printEventsReport(result);
+else printReport(result);
 if (result.patchWrites) {
   const counts = patchWrites.map(
     ({ database, sent, written }) =>
@@ -242,6 +271,47 @@ async function runRound(round) {
   }
 }
 
+/**
+ * --events: one round on fresh servers. A follower reads the whole seeded feed from `service`;
+ * then pets are created on `service` at --creates-per-second for --seconds while a stream is open
+ * on the last contender: `replica` on PostgreSQL, `service` itself on SQLite, whose streams hear
+ * only their own process. Each is first done unmeasured for up to --warmup seconds, so neither
+ * pays for compiling its code paths.
+ */
+async function runEventsRound(round) {
+  process.stderr.write(`round ${round}/${rounds}: `);
+  const servers = [];
+  try {
+    for (const contender of contenders) servers.push(await startContender(contender, round));
+    process.stderr.write(
+      servers.map((s) => `${s.contender} ready in ${Math.round(s.coldStartMs)} ms`).join(', '),
+    );
+    const [writer, streamServer = writer] = servers;
+    const feed = { origin: writer.origin, key: data.key, limit: FOLLOWER_PAGE };
+    if (warmup > 0) await followFeed({ ...feed, seconds: warmup });
+    const follower = await followFeed(feed);
+    if (follower.failure) throw new Error(`the follower failed: ${follower.failure}`);
+    if (follower.events < eventRows)
+      throw new Error(`the follower read ${follower.events} events of the ${eventRows} seeded`);
+    process.stderr.write(`\n  follower: ${Math.round(follower.eventsPerSecond)} events/s`);
+
+    const creates = {
+      writeOrigin: writer.origin,
+      streamOrigin: streamServer.origin,
+      key: data.key,
+      createsPerSecond,
+    };
+    if (warmup > 0) await measureStreamLatency({ ...creates, seconds: warmup });
+    const stream = await measureStreamLatency({ ...creates, seconds });
+    process.stderr.write(
+      `\n  stream: ${stream.arrived} of ${stream.created} created pets' events arrived\n`,
+    );
+    return { round, follower, stream };
+  } finally {
+    for (const server of servers) await server.stop();
+  }
+}
+
 async function startContender(contender, round) {
   const { nodeArgs, port, cwd, env: own = {} } = CONTENDERS[contender];
   const sqlitePath = opts.pg ? undefined : data.freshCopy();
@@ -272,7 +342,7 @@ async function startContender(contender, round) {
     stop: async () => {
       await server.stop();
       if (!sqlitePath) return;
-      if (!opts.scale) {
+      if (measuresPatch) {
         const written = await data.revisionsMade(patchPool, sqlitePath);
         patchWrites.push({ database: `${contender} ${round}`, sent: patchCursor.sent, written });
       }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { combine, summarize } from '../../../bench/lib/report.mjs';
+import { combine, summarize, summarizeEvents } from '../../../bench/lib/report.mjs';
 
 /** One 2-second slice of load. */
 const load = (rps: number, p50Ms: number, p99Ms: number, errors = 0) => ({
@@ -241,6 +241,67 @@ describe('bench summary', () => {
         target: '≥ 0.9',
         met: true,
       },
+    ]);
+  });
+});
+
+describe('bench summary of --events', () => {
+  const eventsRound = (
+    eventsPerSecond: number,
+    fromSentMs: number[],
+    arrived = fromSentMs.length,
+  ) => ({
+    follower: { events: 100_000, pages: 1001, seconds: 100_000 / eventsPerSecond, eventsPerSecond },
+    stream: {
+      sent: fromSentMs.length,
+      createsPerSecond: 199,
+      created: fromSentMs.length,
+      arrived,
+      repeated: 0,
+      fromSentMs,
+      fromAnswerMs: fromSentMs.map((ms) => ms - 5),
+    },
+  });
+
+  it("takes the follower's median over rounds, and the percentiles of every streamed event of every round together", () => {
+    // 200 events: 198 at 10 ms, then one round's two slow ones: p99 is the 198th, the max the slowest.
+    const rounds = [
+      eventsRound(21_000, Array<number>(100).fill(10)),
+      eventsRound(30_000, [...Array<number>(98).fill(10), 900, 1500]),
+      eventsRound(15_000, []),
+    ];
+
+    const summary = summarizeEvents(rounds, { pg: undefined });
+
+    expect(summary).toMatchObject({
+      followerEventsPerSecond: 21_000,
+      fromSentMs: { p50: 10, p99: 10, max: 1500 },
+      fromAnswerMs: { p50: 5, p99: 5, max: 1495 },
+      createsPerSecond: 199,
+      sent: 200,
+      created: 200,
+      arrived: 200,
+    });
+  });
+
+  it('holds the follower to 20,000 events/s on SQLite and 10,000 on PostgreSQL, the stream to a p99 of 1 s, and counts missed events', () => {
+    const rounds = [eventsRound(15_000, [...Array<number>(98).fill(10), 1200, 1300], 99)];
+
+    const outcome = (pg: string | undefined) =>
+      summarizeEvents(rounds, { pg }).targets.map(
+        ({ name, met }: { name: string; met: boolean }) => [name, met],
+      );
+
+    expect(outcome(undefined)).toEqual([
+      ['follower events/s', false],
+      ['commit to a stream on the same instance, p99 from the create sent', false],
+      ['creates not answered 201', true],
+      ['events the stream missed', false],
+      ['events the stream sent twice', true],
+    ]);
+    expect(outcome('postgres://x').slice(0, 2)).toEqual([
+      ['follower events/s', true],
+      ['commit to a stream on another instance, p99 from the create sent', false],
     ]);
   });
 });

@@ -1,0 +1,39 @@
+// The clients of the change feed and the event stream that --events measures with,
+// each in its own process pinned to CPU 1 like the load generator (load.mjs), so no client
+// competes with the server for its CPU.
+import { fileURLToPath } from 'node:url';
+import { runPinned } from './load.mjs';
+
+const worker = (file) => fileURLToPath(new URL(`./${file}`, import.meta.url));
+
+/**
+ * A follower paging the feed from its start, `limit` events a page, until a page is empty or
+ * `seconds` (if given) have passed.
+ * @param {{origin:string, key:string, limit:number, seconds?:number}} spec
+ * @returns {Promise<{events:number, pages:number, seconds:number, eventsPerSecond:number, failure?:string}>}
+ */
+export async function followFeed(spec) {
+  const output = await runPinned(
+    process.execPath,
+    [worker('follower-worker.mjs')],
+    JSON.stringify(spec),
+  );
+  return JSON.parse(output);
+}
+
+/**
+ * Pets created on one server at a steady rate, their events read from a stream on another (or
+ * the same) server.
+ * @param {{writeOrigin:string, streamOrigin:string, key:string, createsPerSecond:number, seconds:number}} spec
+ * @returns {Promise<{sent:number, createsPerSecond:number, created:number, arrived:number,
+ *   repeated:number, fromSentMs:number[], fromAnswerMs:number[]}>} per arrived event, the time
+ *   from its create's request being sent, and from its answer arriving, to its arrival
+ */
+export async function measureStreamLatency(spec) {
+  const output = await runPinned(
+    process.execPath,
+    [worker('stream-latency-worker.mjs')],
+    JSON.stringify(spec),
+  );
+  return JSON.parse(output);
+}
