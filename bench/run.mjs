@@ -1,4 +1,4 @@
-// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--against REV] [--cluster] [--events] [--event-rows N] [--creates-per-second N] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C] [--node PATH]
+// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--against REV] [--cluster] [--events] [--event-rows N] [--creates-per-second N] [--streams N] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C] [--node PATH]
 //
 // Races the real service against bench/reference (same API on bare Fastify + better-sqlite3, or `pg`
 // with prepared statements under --pg). Both
@@ -16,6 +16,8 @@
 // --events measures the change feed and the event stream (docs/events.md) on the service alone: a
 // follower paging a feed of --event-rows seeded events, and the time from a create to its event on
 // a stream, at --creates-per-second, on another instance (PostgreSQL) or the same one (SQLite).
+// --streams N races the service with N event streams open against the service with none (list
+// and get), and reads what the streams cost its memory.
 // --node runs the whole bench (seeding, service, reference) on that node binary instead of the one
 // running npm; better-sqlite3 must be built for its ABI (README, "Performance").
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -32,12 +34,13 @@ import { cpus, tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { prepareSqlite, preparePostgres } from './lib/data.mjs';
-import { followFeed, measureStreamLatency } from './lib/event-clients.mjs';
+import { followFeed, holdStreams, measureStreamLatency } from './lib/event-clients.mjs';
 import { loadGenerator, runLoad } from './lib/load.mjs';
 import { pinning } from './lib/cpu.mjs';
 import { printEventsReport, printReport, summarize, summarizeEvents } from './lib/report.mjs';
-import { startOtlpSink, startServer } from './lib/servers.mjs';
+import { readMetrics, startOtlpSink, startServer } from './lib/servers.mjs';
 import { runClusterBench } from './cluster.mjs';
 import { serverNodeArgs } from '../scripts/start-command.mjs';
 
@@ -53,6 +56,7 @@ const { values: opts, tokens } = parseArgs({
     events: { type: 'boolean', default: false },
     'event-rows': { type: 'string', default: '100000' },
     'creates-per-second': { type: 'string', default: '200' },
+    streams: { type: 'string' },
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },
     slice: { type: 'string', default: '2' },
@@ -70,8 +74,12 @@ const warmup = positiveInteger('--warmup', opts.warmup, 0);
 const connections = positiveInteger('--connections', opts.connections, 1);
 const eventRows = positiveInteger('--event-rows', opts['event-rows'], 1);
 const createsPerSecond = positiveInteger('--creates-per-second', opts['creates-per-second'], 2);
+// The bench has one key, and EVENT_STREAMS_PER_KEY lets a key open at most 1,000 streams on one
+// instance.
+const streams =
+  opts.streams === undefined ? 0 : positiveInteger('--streams', opts.streams, 1, 1000);
 const engine = opts.pg ? 'postgres' : 'sqlite';
-const modes = ['scale', 'observability', 'against', 'cluster', 'events'].filter(
+const modes = ['scale', 'observability', 'against', 'cluster', 'events', 'streams'].filter(
   (mode) => opts[mode] !== undefined && opts[mode] !== false,
 );
 if (modes.length > 1) {
@@ -98,6 +106,11 @@ const serviceNodeArgs = serverNodeArgs();
 const PATCH_POOL_SIZE = 1000;
 /** --events: the follower's page size, the largest listEvents allows. */
 const FOLLOWER_PAGE = 100;
+/**
+ * --streams: memory is read after the server has been idle this long, so the requests that
+ * opened the streams, and the load before them, have been answered.
+ */
+const MEMORY_SETTLE_MS = 2_000;
 // Ports below the kernel's ephemeral range (32768+), where a client socket could already hold them.
 const CONTENDERS = {
   service: { nodeArgs: serviceNodeArgs, port: 31100 },
@@ -111,9 +124,18 @@ const CONTENDERS = {
   },
   // --against: that revision's build, started as its own `npm start` starts it, from its worktree.
   before: { nodeArgs: [], port: 31102 },
+  // --streams: the service holding that many event streams open, all on the bench's one key.
+  streams: {
+    nodeArgs: serviceNodeArgs,
+    port: 31102,
+    env: { METRICS_PORT: '31103', EVENT_STREAMS_PER_KEY: String(streams) },
+  },
   // --events on PostgreSQL: a second instance on the same database, where the stream is open.
   replica: { nodeArgs: serviceNodeArgs, port: 31102 },
 };
+// --streams reads memory from the metrics: the service without streams has them on too, so the
+// two differ in the streams alone.
+if (streams > 0) CONTENDERS.service.env = { METRICS_PORT: '31101' };
 // --scale is a property of the service alone; so is --events, whose second instance serves the
 // stream on PostgreSQL.
 const contenders = {
@@ -121,6 +143,7 @@ const contenders = {
   scale: ['service'],
   against: ['service', 'before'],
   events: opts.pg ? ['service', 'replica'] : ['service'],
+  streams: ['service', 'streams'],
 }[modes[0]] ?? ['service', 'reference'];
 const otlpSink = opts.observability ? await startOtlpSink() : undefined;
 if (otlpSink) CONTENDERS.tracing.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlpSink.endpoint;
@@ -147,7 +170,7 @@ const data = opts.pg
   : prepareSqlite({ dir: workDir, ...seed });
 const scenarios = opts.events
   ? []
-  : defineScenarios({ rows, key: data.key, scale: opts.scale, patchPool });
+  : defineScenarios({ rows, key: data.key, scale: opts.scale, streams: streams > 0, patchPool });
 const measuresPatch = scenarios.some((scenario) => scenario.name === 'patch');
 /**
  * How far the patch scenario has gone through its pool on each database: a load goes on from
@@ -196,6 +219,7 @@ const result = {
       createsPerSecond,
       streamOn: contenders.at(-1),
     }),
+    ...(streams > 0 && { streams }),
   },
   runs,
   summary: opts.events
@@ -240,6 +264,9 @@ async function runRound(round) {
     // Every code path is warm (JIT-compiled) before any is measured, so no scenario pays for the first.
     for (const scenario of scenarios)
       for (const server of servers) if (warmup > 0) await load(server, scenario, warmup);
+    // --streams: opened once the contender is warm, so its memory before them is its steady state.
+    const streamsServer = servers.find((server) => server.contender === 'streams');
+    const held = streamsServer && (await openStreams(streamsServer));
 
     const slices = Math.round(seconds / slice);
     const measured = new Map(servers.map((s) => [s, {}]));
@@ -255,12 +282,14 @@ async function runRound(round) {
         `\n  ${scenario.name}: ${servers.map((s) => `${s.contender} ${rate(measured.get(s)[scenario.name])}/s`).join('  ')}`,
       );
     }
+    const openStreamsRun = held && { count: streams, ...held.memory, ...(await held.close()) };
     const result = servers.map((server) => ({
       contender: server.contender,
       round,
       coldStartMs: server.coldStartMs,
       peakRssMb: server.peakRssMb(),
       scenarios: measured.get(server),
+      ...(server === streamsServer && { openStreams: openStreamsRun }),
     }));
     process.stderr.write(
       `\n  peak RSS ${result.map((r) => `${r.contender} ${Math.round(r.peakRssMb)} MB`).join(', ')}\n`,
@@ -269,6 +298,37 @@ async function runRound(round) {
   } finally {
     for (const server of servers) await server.stop();
   }
+}
+
+/**
+ * --streams: opens the streams on `server` and keeps them read until `close()`; its memory is
+ * read before and with them.
+ */
+async function openStreams(server) {
+  const metricsPort = CONTENDERS.streams.env.METRICS_PORT;
+  const before = await idleMemory(metricsPort);
+  const held = await holdStreams({ origin: server.origin, key: data.key, count: streams });
+  const counted = (await readMetrics(metricsPort)).get('animal_store_event_streams_open');
+  if (counted !== streams)
+    throw new Error(`${streams} event streams opened, but the server counts ${counted}`);
+  const memory = { before, with: await idleMemory(metricsPort) };
+  process.stderr.write(
+    `\n  ${streams} streams opened: RSS ${memory.before.rssMb.toFixed(1)} → ${memory.with.rssMb.toFixed(1)} MB, ` +
+      `heap used ${memory.before.heapUsedMb.toFixed(1)} → ${memory.with.heapUsedMb.toFixed(1)} MB`,
+  );
+  return { memory, close: held.close };
+}
+
+/** The server's resident memory and V8 heap in MB, as its metrics report them after a pause. */
+async function idleMemory(metricsPort) {
+  await sleep(MEMORY_SETTLE_MS);
+  const metrics = await readMetrics(metricsPort);
+  const mb = (name) => metrics.get(name) / 2 ** 20;
+  return {
+    rssMb: mb('process_resident_memory_bytes'),
+    heapUsedMb: mb('nodejs_heap_size_used_bytes'),
+    heapTotalMb: mb('nodejs_heap_size_total_bytes'),
+  };
 }
 
 /**
@@ -383,7 +443,7 @@ function rate(slices) {
   return Math.round(requests / (slices.length * slice));
 }
 
-function defineScenarios({ rows, key, scale, patchPool }) {
+function defineScenarios({ rows, key, scale, streams, patchPool }) {
   const headers = { Authorization: `Bearer ${key}` };
   // Near the end of the table, yet a full page with a next link: the worst case for OFFSET paging.
   const deepCursor = Buffer.from(`after:${rows - 25}`).toString('base64url');
@@ -393,11 +453,13 @@ function defineScenarios({ rows, key, scale, patchPool }) {
     request: { method: 'GET', path: `/v1/pets?limit=20&cursor=${deepCursor}`, headers },
   };
   if (scale) return [list, deep];
+  const get = { method: 'GET', path: '/v1/pets/{id}', maxId: rows };
+  // The reads a client makes while others hold streams open.
+  if (streams) return [list, { name: 'get', request: { ...get, headers } }];
   // The 304 path (docs/api-design.md, "Conditional requests"): `If-None-Match: *` matches every
   // 200, so each request is read, hashed and answered 304 without a body, as for a client whose
   // held ETag is current.
   const notModified = { ...headers, 'If-None-Match': '*' };
-  const get = { method: 'GET', path: '/v1/pets/{id}', maxId: rows };
   return [
     list,
     deep,
@@ -497,10 +559,11 @@ function runUnder(node) {
   process.exit(status ?? 1);
 }
 
-function positiveInteger(flag, value, min) {
+function positiveInteger(flag, value, min, max = Infinity) {
   const n = /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!(n >= min)) {
-    process.stderr.write(`${flag} must be an integer ≥ ${min} (got ${JSON.stringify(value)})\n`);
+  if (!(n >= min && n <= max)) {
+    const range = max === Infinity ? `≥ ${min}` : `from ${min} to ${max}`;
+    process.stderr.write(`${flag} must be an integer ${range} (got ${JSON.stringify(value)})\n`);
     process.exit(2);
   }
   return n;

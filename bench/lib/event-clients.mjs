@@ -1,7 +1,11 @@
-// The clients of the change feed and the event stream that --events measures with,
+// The clients of the change feed and the event stream that --events and --streams measure with,
 // each in its own process pinned to CPU 1 like the load generator (load.mjs), so no client
 // competes with the server for its CPU.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { cpuPin } from './cpu.mjs';
 import { runPinned } from './load.mjs';
 
 const worker = (file) => fileURLToPath(new URL(`./${file}`, import.meta.url));
@@ -36,4 +40,33 @@ export async function measureStreamLatency(spec) {
     JSON.stringify(spec),
   );
   return JSON.parse(output);
+}
+
+/**
+ * Opens `count` event streams on `origin` and keeps reading them until `close()`, which resolves
+ * to how many the server ended before it and the bytes they carried.
+ * @returns {Promise<{close: () => Promise<{endedEarly:number, bytes:number}>}>}
+ */
+export async function holdStreams({ origin, key, count }) {
+  const [file, ...args] = cpuPin(1, process.execPath, [
+    worker('stream-holder-worker.mjs'),
+    JSON.stringify({ origin, key, count }),
+  ]);
+  const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = once(child, 'exit');
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const nextReport = async () => {
+    const { value, done } = await lines.next();
+    if (done) throw new Error(`the stream holder exited ${(await exited)[0]}`);
+    return JSON.parse(value);
+  };
+  await nextReport();
+  return {
+    close: async () => {
+      child.stdin.end();
+      const report = await nextReport();
+      await exited;
+      return report;
+    },
+  };
 }

@@ -72,6 +72,12 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
         tracing: pairedRatios(byContender('tracing'), service, scenarioNames),
       }
     : undefined;
+  // With --streams: the service with that many event streams open over the service with none.
+  const withStreams = byContender('streams');
+  const streams =
+    withStreams.length === 0
+      ? undefined
+      : streamsCost(withStreams, service, contenders, scenarioNames);
   const deepOverPage1 = scale
     ? median(
         service.map((run) => combine(run.scenarios.deep).p50Ms / combine(run.scenarios.list).p50Ms),
@@ -89,6 +95,14 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
     check(`${scenario} req/s, service/before`, againstBefore[scenario].rps, '≥', 0.9);
   for (const [scenario, ratio] of Object.entries(observability?.metrics ?? {}))
     check(`${scenario} req/s, metrics on / off`, ratio.rps, '≥', 0.95);
+  if (streams) {
+    const open = `${streams.count.toLocaleString('en')} streams open`;
+    for (const [scenario, ratio] of Object.entries(streams.ratios))
+      check(`${scenario} req/s, ${open} / none`, ratio.rps, '≥', 0.9);
+    check(`RSS with ${open} − before them`, streams.rssMb, '≤', 100, ' MB');
+    check(`peak RSS under load, ${open} − none`, streams.peakRssMb, '≤', 100, ' MB');
+    check('streams the server ended before the round did', streams.endedEarly, '≤', 0);
+  }
   if (scale) check('deep page p50 / page 1 p50', deepOverPage1, '≤', 1.3);
   check('service peak RSS under load', contenders.service.peakRssMb, '≤', 200, ' MB');
   if (!pg)
@@ -104,7 +118,28 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
     .reduce((sum, slice) => sum + slice.errors, 0);
   check('errors (non-2xx, socket errors, timeouts)', errors, '≤', 0);
 
-  return { contenders, ratios, againstBefore, observability, deepOverPage1, targets };
+  return { contenders, ratios, againstBefore, observability, streams, deepOverPage1, targets };
+}
+
+/**
+ * What the streams cost the runs that held them open: throughput against the service without
+ * them, the change of resident memory and heap in the same process when they opened (median over
+ * rounds), and the difference of the two processes' peak RSS under the same load.
+ */
+function streamsCost(withStreams, service, contenders, scenarioNames) {
+  const change = (field) =>
+    median(
+      withStreams.map(({ openStreams }) => openStreams.with[field] - openStreams.before[field]),
+    );
+  return {
+    count: withStreams[0].openStreams.count,
+    ratios: pairedRatios(withStreams, service, scenarioNames),
+    rssMb: change('rssMb'),
+    heapUsedMb: change('heapUsedMb'),
+    heapTotalMb: change('heapTotalMb'),
+    peakRssMb: contenders.streams.peakRssMb - contenders.service.peakRssMb,
+    endedEarly: withStreams.reduce((sum, run) => sum + run.openStreams.endedEarly, 0),
+  };
 }
 
 /** A function that checks a value against its target and adds the outcome to `targets`. */
@@ -247,7 +282,8 @@ export function printEventsReport({ setup, machine, runs, summary }) {
 }
 
 export function printReport({ setup, machine, summary }) {
-  const { contenders, ratios, againstBefore, observability, deepOverPage1, targets } = summary;
+  const { contenders, ratios, againstBefore, observability, streams, deepOverPage1, targets } =
+    summary;
   const out = [];
   out.push(
     '',
@@ -256,7 +292,8 @@ export function printReport({ setup, machine, summary }) {
       `${setup.connections} connections via ${setup.loadGenerator}; ${setup.pinning}` +
       (setup.against
         ? `; before = ${setup.against.rev} (${setup.against.commit.slice(0, 12)})`
-        : ''),
+        : '') +
+      (streams ? `; ${streams.count.toLocaleString('en')} event streams open on \`streams\`` : ''),
     '',
   );
 
@@ -264,6 +301,7 @@ export function printReport({ setup, machine, summary }) {
   const header = ['scenario', ...names.flatMap((n) => [`${n} req/s`, `${n} p50/p99 ms`])];
   if (ratios) header.push('req/s ratio', 'p99 ratio');
   if (againstBefore) header.push('req/s service/before', 'p99 service/before');
+  if (streams) header.push('req/s streams/service', 'p99 streams/service');
   const table = [header];
   for (const scenario of Object.keys(contenders.service.scenarios)) {
     const row = [scenario];
@@ -274,7 +312,7 @@ export function printReport({ setup, machine, summary }) {
         `${s.p50Ms.toFixed(2)} / ${s.p99Ms.toFixed(2)}`,
       );
     }
-    for (const paired of [ratios, againstBefore].filter(Boolean))
+    for (const paired of [ratios, againstBefore, streams?.ratios].filter(Boolean))
       row.push(paired[scenario].rps.toFixed(2), paired[scenario].p99.toFixed(2));
     table.push(row);
   }
@@ -297,8 +335,19 @@ export function printReport({ setup, machine, summary }) {
         .join(', ')}`,
     );
 
+  if (streams)
+    out.push(
+      '',
+      `memory when ${streams.count.toLocaleString('en')} streams opened (median over rounds): ` +
+        `RSS ${signed(streams.rssMb)} MB, heap used ${signed(streams.heapUsedMb)} MB, ` +
+        `heap total ${signed(streams.heapTotalMb)} MB; peak RSS streams − service ${signed(streams.peakRssMb)} MB`,
+    );
   out.push(...targetLines(targets));
   process.stdout.write(`${out.join('\n')}\n`);
+}
+
+function signed(mb) {
+  return `${mb >= 0 ? '+' : ''}${mb.toFixed(1)}`;
 }
 
 function targetLines(targets) {

@@ -243,6 +243,68 @@ describe('bench summary', () => {
       },
     ]);
   });
+
+  it('with --streams, compares the service holding streams open with the service without, and holds list and get to 0.90 of it and the memory to 100 MB', () => {
+    const memory = (rssMb: number, heapUsedMb: number) => ({ rssMb, heapUsedMb, heapTotalMb: 100 });
+    const holding = (round: number, rps: number, rssMb: number, peakRssMb: number) => ({
+      ...run('streams', round, rps, 10, { peakRssMb }),
+      openStreams: {
+        count: 1000,
+        before: memory(200, 40),
+        with: memory(rssMb, 50),
+        endedEarly: round === 2 ? 1 : 0,
+        bytes: 27000,
+      },
+    });
+    const runs = [
+      run('service', 1, 1000, 10, { peakRssMb: 190 }),
+      holding(1, 950, 230, 230),
+      run('service', 2, 1000, 10, { peakRssMb: 195 }),
+      holding(2, 850, 210, 240),
+      run('service', 3, 1000, 10, { peakRssMb: 180 }),
+      holding(3, 800, 260, 200),
+    ];
+
+    const { ratios, streams, targets } = summarize(runs, ['list'], {
+      pg: undefined,
+      scale: false,
+      connections: 32,
+    });
+
+    expect(ratios).toBeUndefined();
+    expect(streams).toEqual({
+      count: 1000,
+      ratios: { list: { pairs: 3, rps: 0.85, p99: 1 } },
+      // The change within each process when its streams opened, the median over rounds.
+      rssMb: 30,
+      heapUsedMb: 10,
+      heapTotalMb: 0,
+      // The highest peak of each contender over the run: 240 − 195.
+      peakRssMb: 45,
+      endedEarly: 1,
+    });
+    expect(targets.filter((t: { name: string }) => /streams/.test(t.name))).toEqual([
+      { name: 'list req/s, 1,000 streams open / none', value: 0.85, target: '≥ 0.9', met: false },
+      {
+        name: 'RSS with 1,000 streams open − before them',
+        value: 30,
+        target: '≤ 100 MB',
+        met: true,
+      },
+      {
+        name: 'peak RSS under load, 1,000 streams open − none',
+        value: 45,
+        target: '≤ 100 MB',
+        met: true,
+      },
+      {
+        name: 'streams the server ended before the round did',
+        value: 1,
+        target: '≤ 0',
+        met: false,
+      },
+    ]);
+  });
 });
 
 describe('bench summary of --events', () => {
