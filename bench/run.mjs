@@ -363,8 +363,10 @@ async function runEventsRound(round) {
     };
     if (warmup > 0) await measureStreamLatency({ ...creates, seconds: warmup });
     const stream = await measureStreamLatency({ ...creates, seconds });
+    const failures = Object.entries(stream.failures).map(([why, n]) => `${n} × ${why}`);
     process.stderr.write(
-      `\n  stream: ${stream.arrived} of ${stream.created} created pets' events arrived\n`,
+      `\n  stream: ${stream.arrived} of ${stream.created} created pets' events arrived` +
+        `${failures.length > 0 ? `; creates not answered 201: ${failures.join(', ')}` : ''}\n`,
     );
     return { round, follower, stream };
   } finally {

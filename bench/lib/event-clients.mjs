@@ -29,9 +29,11 @@ export async function followFeed(spec) {
  * Pets created on one server at a steady rate, their events read from a stream on another (or
  * the same) server.
  * @param {{writeOrigin:string, streamOrigin:string, key:string, createsPerSecond:number, seconds:number}} spec
- * @returns {Promise<{sent:number, createsPerSecond:number, created:number, arrived:number,
- *   repeated:number, fromSentMs:number[], fromAnswerMs:number[]}>} per arrived event, the time
- *   from its create's request being sent, and from its answer arriving, to its arrival
+ * @returns {Promise<{sent:number, createsPerSecond:number, created:number,
+ *   failures:Record<string, number>, arrived:number, repeated:number, fromSentMs:number[],
+ *   fromAnswerMs:number[]}>} `failures`: creates not answered 201, by status or client error;
+ *   per arrived event, the time from its create's request being sent, and from its answer
+ *   arriving, to its arrival
  */
 export async function measureStreamLatency(spec) {
   const output = await runPinned(
