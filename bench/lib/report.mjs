@@ -237,7 +237,7 @@ function percentiles(values) {
 
 export function printEventsReport({ setup, machine, runs, summary }) {
   const ms = ({ p50, p99, max }) => [p50, p99, max].map((n) => n.toFixed(1)).join(' / ');
-  const perRound = (value) => runs.map(value).join(' / ');
+  const perRound = (value) => runs.map(value).join('; ');
   const count = (n) => Math.round(n).toLocaleString('en');
   const table = [
     ['measurement', 'all rounds', 'per round'],
