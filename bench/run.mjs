@@ -1,4 +1,4 @@
-// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--against REV] [--cluster] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C] [--node PATH]
+// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--against REV] [--cluster] [--events] [--event-rows N] [--creates-per-second N] [--streams N] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C] [--node PATH]
 //
 // Races the real service against bench/reference (same API on bare Fastify + better-sqlite3, or `pg`
 // with prepared statements under --pg). Both
@@ -13,6 +13,11 @@
 // (contender `before`), built in a git worktree in the system's temp directory and kept there for
 // the next run (its own `npm ci` unless its package-lock.json is this one's);
 // --cluster measures the service on `npm run cluster`'s topology (bench/cluster.mjs).
+// --events measures the change feed and the event stream (docs/events.md) on the service alone: a
+// follower paging a feed of --event-rows seeded events, and the time from a create to its event on
+// a stream, at --creates-per-second, on another instance (PostgreSQL) or the same one (SQLite).
+// --streams N races the service with N event streams open against the service with none (list
+// and get), and reads what the streams cost its memory.
 // --node runs the whole bench (seeding, service, reference) on that node binary instead of the one
 // running npm; better-sqlite3 must be built for its ABI (README, "Performance").
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -29,11 +34,13 @@ import { cpus, tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { prepareSqlite, preparePostgres } from './lib/data.mjs';
+import { followFeed, holdStreams, measureStreamLatency } from './lib/event-clients.mjs';
 import { loadGenerator, runLoad } from './lib/load.mjs';
 import { pinning } from './lib/cpu.mjs';
-import { printReport, summarize } from './lib/report.mjs';
-import { startOtlpSink, startServer } from './lib/servers.mjs';
+import { printEventsReport, printReport, summarize, summarizeEvents } from './lib/report.mjs';
+import { readMetrics, startOtlpSink, startServer } from './lib/servers.mjs';
 import { runClusterBench } from './cluster.mjs';
 import { serverNodeArgs } from '../scripts/start-command.mjs';
 
@@ -46,6 +53,10 @@ const { values: opts, tokens } = parseArgs({
     observability: { type: 'boolean', default: false },
     against: { type: 'string' },
     cluster: { type: 'boolean', default: false },
+    events: { type: 'boolean', default: false },
+    'event-rows': { type: 'string', default: '100000' },
+    'creates-per-second': { type: 'string', default: '200' },
+    streams: { type: 'string' },
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },
     slice: { type: 'string', default: '2' },
@@ -61,11 +72,18 @@ const seconds = positiveInteger('--seconds', opts.seconds, 1);
 const slice = Math.min(positiveInteger('--slice', opts.slice, 1), seconds);
 const warmup = positiveInteger('--warmup', opts.warmup, 0);
 const connections = positiveInteger('--connections', opts.connections, 1);
+const eventRows = positiveInteger('--event-rows', opts['event-rows'], 1);
+const createsPerSecond = positiveInteger('--creates-per-second', opts['creates-per-second'], 2);
+// The bench has one key, and EVENT_STREAMS_PER_KEY lets a key open at most 1,000 streams on one
+// instance.
+const streams =
+  opts.streams === undefined ? 0 : positiveInteger('--streams', opts.streams, 1, 1000);
 const engine = opts.pg ? 'postgres' : 'sqlite';
-if (opts.against !== undefined && (opts.observability || opts.scale || opts.cluster)) {
-  process.stderr.write(
-    '--against races the service against another build: not with --observability, --scale or --cluster\n',
-  );
+const modes = ['scale', 'observability', 'against', 'cluster', 'events', 'streams'].filter(
+  (mode) => opts[mode] !== undefined && opts[mode] !== false,
+);
+if (modes.length > 1) {
+  process.stderr.write(`${modes.map((mode) => `--${mode}`).join(' and ')}: one at a time\n`);
   process.exit(2);
 }
 // Checked before anything is built: a mistyped revision fails at once.
@@ -86,6 +104,13 @@ if (opts.cluster) {
 const serviceNodeArgs = serverNodeArgs();
 /** Pets only the patch scenario touches: far more than connections, so no two patch one pet at once. */
 const PATCH_POOL_SIZE = 1000;
+/** --events: the follower's page size, the largest listEvents allows. */
+const FOLLOWER_PAGE = 100;
+/**
+ * --streams: memory is read after the server has been idle this long, so the requests that
+ * opened the streams, and the load before them, have been answered.
+ */
+const MEMORY_SETTLE_MS = 2_000;
 // Ports below the kernel's ephemeral range (32768+), where a client socket could already hold them.
 const CONTENDERS = {
   service: { nodeArgs: serviceNodeArgs, port: 31100 },
@@ -99,15 +124,27 @@ const CONTENDERS = {
   },
   // --against: that revision's build, started as its own `npm start` starts it, from its worktree.
   before: { nodeArgs: [], port: 31102 },
+  // --streams: the service holding that many event streams open, all on the bench's one key.
+  streams: {
+    nodeArgs: serviceNodeArgs,
+    port: 31102,
+    env: { METRICS_PORT: '31103', EVENT_STREAMS_PER_KEY: String(streams) },
+  },
+  // --events on PostgreSQL: a second instance on the same database, where the stream is open.
+  replica: { nodeArgs: serviceNodeArgs, port: 31102 },
 };
-// --scale is a property of the service alone.
-const contenders = opts.observability
-  ? ['service', 'metrics', 'tracing']
-  : opts.scale
-    ? ['service']
-    : opts.against !== undefined
-      ? ['service', 'before']
-      : ['service', 'reference'];
+// --streams reads memory from the metrics: the service without streams has them on too, so the
+// two differ in the streams alone.
+if (streams > 0) CONTENDERS.service.env = { METRICS_PORT: '31101' };
+// --scale is a property of the service alone; so is --events, whose second instance serves the
+// stream on PostgreSQL.
+const contenders = {
+  observability: ['service', 'metrics', 'tracing'],
+  scale: ['service'],
+  against: ['service', 'before'],
+  events: opts.pg ? ['service', 'replica'] : ['service'],
+  streams: ['service', 'streams'],
+}[modes[0]] ?? ['service', 'reference'];
 const otlpSink = opts.observability ? await startOtlpSink() : undefined;
 if (otlpSink) CONTENDERS.tracing.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlpSink.endpoint;
 
@@ -122,13 +159,19 @@ const workDir = mkdtempSync(join(tmpdir(), 'animal-store-bench-'));
 // change (getPet's ETags and 304s stay as they were), and the deep page stays where it was.
 const patchPool = { firstId: rows + 1, count: PATCH_POOL_SIZE };
 const seeded = rows + PATCH_POOL_SIZE;
+const events = opts.events ? eventRows : 0;
 process.stderr.write(
-  `seeding ${rows.toLocaleString('en')} pets (+${PATCH_POOL_SIZE.toLocaleString('en')} for patch) on ${engine}…\n`,
+  `seeding ${rows.toLocaleString('en')} pets (+${PATCH_POOL_SIZE.toLocaleString('en')} for patch)` +
+    `${events ? ` and ${events.toLocaleString('en')} events` : ''} on ${engine}…\n`,
 );
+const seed = { rows: seeded, events, eventPets: rows };
 const data = opts.pg
-  ? await preparePostgres({ url: opts.pg, rows: seeded })
-  : prepareSqlite({ dir: workDir, rows: seeded });
-const scenarios = defineScenarios({ rows, key: data.key, scale: opts.scale, patchPool });
+  ? await preparePostgres({ url: opts.pg, ...seed })
+  : prepareSqlite({ dir: workDir, ...seed });
+const scenarios = opts.events
+  ? []
+  : defineScenarios({ rows, key: data.key, scale: opts.scale, streams: streams > 0, patchPool });
+const measuresPatch = scenarios.some((scenario) => scenario.name === 'patch');
 /**
  * How far the patch scenario has gone through its pool on each database: a load goes on from
  * there, so every request changes its pet. On PostgreSQL both contenders share one database (and
@@ -141,9 +184,9 @@ const patchWrites = [];
 const runs = [];
 try {
   for (let round = 1; round <= rounds; round++) {
-    runs.push(...(await runRound(round)));
+    runs.push(...(opts.events ? [await runEventsRound(round)] : await runRound(round)));
   }
-  if (opts.pg && !opts.scale) {
+  if (opts.pg && measuresPatch) {
     const written = await data.revisionsMade(patchPool);
     patchWrites.push({ database: 'shared', sent: sharedPatchCursor.sent, written });
   }
@@ -170,16 +213,26 @@ const result = {
     scale: opts.scale,
     observability: opts.observability,
     ...(against && { against: { rev: opts.against, commit: against.commit } }),
+    ...(opts.events && {
+      eventRows,
+      followerPage: FOLLOWER_PAGE,
+      createsPerSecond,
+      streamOn: contenders.at(-1),
+    }),
+    ...(streams > 0 && { streams }),
   },
   runs,
-  summary: summarize(
-    runs,
-    scenarios.map((s) => s.name),
-    { pg: opts.pg, scale: opts.scale, connections },
-  ),
-  ...(!opts.scale && { patchWrites }),
+  summary: opts.events
+    ? summarizeEvents(runs, { pg: opts.pg })
+    : summarize(
+        runs,
+        scenarios.map((s) => s.name),
+        { pg: opts.pg, scale: opts.scale, connections },
+      ),
+  ...(measuresPatch && { patchWrites }),
 };
-printReport(result);
+if (opts.events) printEventsReport(result);
+else printReport(result);
 if (result.patchWrites) {
   const counts = patchWrites.map(
     ({ database, sent, written }) =>
@@ -211,6 +264,9 @@ async function runRound(round) {
     // Every code path is warm (JIT-compiled) before any is measured, so no scenario pays for the first.
     for (const scenario of scenarios)
       for (const server of servers) if (warmup > 0) await load(server, scenario, warmup);
+    // --streams: opened once the contender is warm, so its memory before them is its steady state.
+    const streamsServer = servers.find((server) => server.contender === 'streams');
+    const held = streamsServer && (await openStreams(streamsServer));
 
     const slices = Math.round(seconds / slice);
     const measured = new Map(servers.map((s) => [s, {}]));
@@ -226,17 +282,93 @@ async function runRound(round) {
         `\n  ${scenario.name}: ${servers.map((s) => `${s.contender} ${rate(measured.get(s)[scenario.name])}/s`).join('  ')}`,
       );
     }
+    const openStreamsRun = held && { count: streams, ...held.memory, ...(await held.close()) };
     const result = servers.map((server) => ({
       contender: server.contender,
       round,
       coldStartMs: server.coldStartMs,
       peakRssMb: server.peakRssMb(),
       scenarios: measured.get(server),
+      ...(server === streamsServer && { openStreams: openStreamsRun }),
     }));
     process.stderr.write(
       `\n  peak RSS ${result.map((r) => `${r.contender} ${Math.round(r.peakRssMb)} MB`).join(', ')}\n`,
     );
     return result;
+  } finally {
+    for (const server of servers) await server.stop();
+  }
+}
+
+/**
+ * --streams: opens the streams on `server` and keeps them read until `close()`; its memory is
+ * read before and with them.
+ */
+async function openStreams(server) {
+  const metricsPort = CONTENDERS.streams.env.METRICS_PORT;
+  const before = await idleMemory(metricsPort);
+  const held = await holdStreams({ origin: server.origin, key: data.key, count: streams });
+  const counted = (await readMetrics(metricsPort)).get('animal_store_event_streams_open');
+  if (counted !== streams)
+    throw new Error(`${streams} event streams opened, but the server counts ${counted}`);
+  const memory = { before, with: await idleMemory(metricsPort) };
+  process.stderr.write(
+    `\n  ${streams} streams opened: RSS ${memory.before.rssMb.toFixed(1)} → ${memory.with.rssMb.toFixed(1)} MB, ` +
+      `heap used ${memory.before.heapUsedMb.toFixed(1)} → ${memory.with.heapUsedMb.toFixed(1)} MB`,
+  );
+  return { memory, close: held.close };
+}
+
+/** The server's resident memory and V8 heap in MB, as its metrics report them after a pause. */
+async function idleMemory(metricsPort) {
+  await sleep(MEMORY_SETTLE_MS);
+  const metrics = await readMetrics(metricsPort);
+  const mb = (name) => metrics.get(name) / 2 ** 20;
+  return {
+    rssMb: mb('process_resident_memory_bytes'),
+    heapUsedMb: mb('nodejs_heap_size_used_bytes'),
+    heapTotalMb: mb('nodejs_heap_size_total_bytes'),
+  };
+}
+
+/**
+ * --events: one round on fresh servers. A follower reads the whole seeded feed from `service`;
+ * then pets are created on `service` at --creates-per-second for --seconds while a stream is open
+ * on the last contender: `replica` on PostgreSQL, `service` itself on SQLite, whose streams hear
+ * only their own process. Each is first done unmeasured for up to --warmup seconds, so neither
+ * pays for compiling its code paths.
+ */
+async function runEventsRound(round) {
+  process.stderr.write(`round ${round}/${rounds}: `);
+  const servers = [];
+  try {
+    for (const contender of contenders) servers.push(await startContender(contender, round));
+    process.stderr.write(
+      servers.map((s) => `${s.contender} ready in ${Math.round(s.coldStartMs)} ms`).join(', '),
+    );
+    const [writer, streamServer = writer] = servers;
+    const feed = { origin: writer.origin, key: data.key, limit: FOLLOWER_PAGE };
+    if (warmup > 0) await followFeed({ ...feed, seconds: warmup });
+    const follower = await followFeed(feed);
+    if (follower.failure) throw new Error(`the follower failed: ${follower.failure}`);
+    if (follower.events < eventRows)
+      throw new Error(`the follower read ${follower.events} events of the ${eventRows} seeded`);
+    process.stderr.write(`\n  follower: ${Math.round(follower.eventsPerSecond)} events/s`);
+
+    const creates = {
+      writeOrigin: writer.origin,
+      streamOrigin: streamServer.origin,
+      key: data.key,
+      createsPerSecond,
+    };
+    if (warmup > 0) await measureStreamLatency({ ...creates, seconds: warmup });
+    const stream = await measureStreamLatency({ ...creates, seconds });
+    const failures = Object.entries(stream.failures).map(([why, n]) => `${n} × ${why}`);
+    process.stderr.write(
+      `\n  stream: ${stream.arrived} of ${stream.created} created pets' events arrived` +
+        `${failures.length > 0 ? `; creates not answered 201: ${failures.join(', ')}` : ''}\n`,
+    );
+    return { round, follower, stream };
   } finally {
     for (const server of servers) await server.stop();
   }
@@ -272,7 +404,7 @@ async function startContender(contender, round) {
     stop: async () => {
       await server.stop();
       if (!sqlitePath) return;
-      if (!opts.scale) {
+      if (measuresPatch) {
         const written = await data.revisionsMade(patchPool, sqlitePath);
         patchWrites.push({ database: `${contender} ${round}`, sent: patchCursor.sent, written });
       }
@@ -313,7 +445,7 @@ function rate(slices) {
   return Math.round(requests / (slices.length * slice));
 }
 
-function defineScenarios({ rows, key, scale, patchPool }) {
+function defineScenarios({ rows, key, scale, streams, patchPool }) {
   const headers = { Authorization: `Bearer ${key}` };
   // Near the end of the table, yet a full page with a next link: the worst case for OFFSET paging.
   const deepCursor = Buffer.from(`after:${rows - 25}`).toString('base64url');
@@ -323,11 +455,13 @@ function defineScenarios({ rows, key, scale, patchPool }) {
     request: { method: 'GET', path: `/v1/pets?limit=20&cursor=${deepCursor}`, headers },
   };
   if (scale) return [list, deep];
+  const get = { method: 'GET', path: '/v1/pets/{id}', maxId: rows };
+  // The reads a client makes while others hold streams open.
+  if (streams) return [list, { name: 'get', request: { ...get, headers } }];
   // The 304 path (docs/api-design.md, "Conditional requests"): `If-None-Match: *` matches every
   // 200, so each request is read, hashed and answered 304 without a body, as for a client whose
   // held ETag is current.
   const notModified = { ...headers, 'If-None-Match': '*' };
-  const get = { method: 'GET', path: '/v1/pets/{id}', maxId: rows };
   return [
     list,
     deep,
@@ -427,10 +561,11 @@ function runUnder(node) {
   process.exit(status ?? 1);
 }
 
-function positiveInteger(flag, value, min) {
+function positiveInteger(flag, value, min, max = Infinity) {
   const n = /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!(n >= min)) {
-    process.stderr.write(`${flag} must be an integer ≥ ${min} (got ${JSON.stringify(value)})\n`);
+  if (!(n >= min && n <= max)) {
+    const range = max === Infinity ? `≥ ${min}` : `from ${min} to ${max}`;
+    process.stderr.write(`${flag} must be an integer ${range} (got ${JSON.stringify(value)})\n`);
     process.exit(2);
   }
   return n;

@@ -1,5 +1,6 @@
-// Prepares the data a run starts from: a migrated database with N pets and one API key created
-// through the service's own key store (the `apikey` CLI), so both contenders verify a real hashed key.
+// Prepares the data a run starts from: a migrated database with N pets, optionally a change feed of
+// M events about them, and one API key created through the service's own key store (the `apikey`
+// CLI), so both contenders verify a real hashed key.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,12 +9,35 @@ import pg from 'pg';
 
 const STATUS_OF_ROW = `CASE i % 4 WHEN 0 THEN 'available' WHEN 1 THEN 'pending' WHEN 2 THEN 'sold' END`;
 
+/**
+ * Writes `events` rows of `pet_events` about the first `rows` pets, as PetEventsRepository.append
+ * writes them (docs/events.md, "Events"): event i is about pet 1 + (i - 1) % rows, its creation on
+ * the first pass over the pets and a change of its category on each later pass, all committed now.
+ * `numbers` is the engine's `n(i)` from 1 to `events`. Only integers and an ISO time go into the
+ * text, so it needs no parameters, whose syntax differs between the engines.
+ */
+function insertEvents(numbers, { rows }) {
+  return `
+    WITH ${numbers}
+    INSERT INTO pet_events (type, occurred_at, pet_id, pet, previous)
+    SELECT CASE WHEN n.i <= ${rows} THEN 'pet.created' ELSE 'pet.updated' END,
+      '${new Date().toISOString()}', p.id,
+      '{"id":' || p.id || ',"name":"' || p.name || '","categoryId":' || p.category_id ||
+        CASE WHEN p.status IS NULL THEN '' ELSE ',"status":"' || p.status || '"' END || '}',
+      CASE WHEN n.i <= ${rows} THEN NULL ELSE '{"categoryId":' || (1 + p.category_id % 100) || '}' END
+    FROM n JOIN pets p ON p.id = 1 + (n.i - 1) % ${rows}
+    ORDER BY n.i`;
+}
+
 /** Changes made to the pets from id $1 to $2: each bumped its pet's revision, which starts at 1. */
 const REVISIONS_MADE =
   'SELECT COALESCE(SUM(revision - 1), 0) AS made FROM pets WHERE id BETWEEN $1 AND $2';
 
-/** A seeded SQLite file that every server start copies, so each contender begins from the same bytes. */
-export function prepareSqlite({ dir, rows }) {
+/**
+ * A seeded SQLite file that every server start copies, so each contender begins from the same
+ * bytes. `events` (default none) are written about the first `eventPets` pets.
+ */
+export function prepareSqlite({ dir, rows, events = 0, eventPets = rows }) {
   const template = join(dir, 'seed.sqlite');
   const key = createKey(`sqlite:${template}`);
   const db = new Database(template);
@@ -22,6 +46,13 @@ export function prepareSqlite({ dir, rows }) {
     WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
     INSERT INTO pets (name, category_id, status) SELECT 'pet ' || i, 1 + i % 100, ${STATUS_OF_ROW} FROM n`,
   ).run(rows);
+  if (events > 0)
+    db.exec(
+      insertEvents(
+        `RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${events})`,
+        { rows: eventPets },
+      ),
+    );
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
 
@@ -50,8 +81,11 @@ export function prepareSqlite({ dir, rows }) {
   };
 }
 
-/** Empties a dedicated PostgreSQL database (its name must contain "bench") and seeds it. */
-export async function preparePostgres({ url, rows }) {
+/**
+ * Empties a dedicated PostgreSQL database (its name must contain "bench") and seeds it as
+ * prepareSqlite does.
+ */
+export async function preparePostgres({ url, rows, events = 0, eventPets = rows }) {
   const name = new URL(url).pathname.slice(1);
   if (!name.includes('bench'))
     throw new Error(
@@ -69,6 +103,12 @@ export async function preparePostgres({ url, rows }) {
       [rows],
     );
     await client.query('VACUUM ANALYZE pets');
+    if (events > 0) {
+      await client.query(
+        insertEvents(`n(i) AS (SELECT generate_series(1, ${events}))`, { rows: eventPets }),
+      );
+      await client.query('VACUUM ANALYZE pet_events');
+    }
     return { key, revisionsMade: (pool) => revisionsMadeOnPostgres(url, pool) };
   } finally {
     await client.end();

@@ -116,7 +116,8 @@ async function runAutocannon(spec) {
   return JSON.parse(output);
 }
 
-function runPinned(command, args, stdin) {
+/** Runs `command` on CPU 1 with `stdin` as its input, and resolves to its stdout once it exits 0. */
+export function runPinned(command, args, stdin) {
   const [file, ...pinnedArgs] = cpuPin(1, command, args);
   return new Promise((resolve, reject) => {
     const child = spawn(file, pinnedArgs, { stdio: ['pipe', 'pipe', 'inherit'] });

@@ -72,6 +72,12 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
         tracing: pairedRatios(byContender('tracing'), service, scenarioNames),
       }
     : undefined;
+  // With --streams: the service with that many event streams open over the service with none.
+  const withStreams = byContender('streams');
+  const streams =
+    withStreams.length === 0
+      ? undefined
+      : streamsCost(withStreams, service, contenders, scenarioNames);
   const deepOverPage1 = scale
     ? median(
         service.map((run) => combine(run.scenarios.deep).p50Ms / combine(run.scenarios.list).p50Ms),
@@ -79,13 +85,7 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
     : undefined;
 
   const targets = [];
-  const check = (name, value, op, limit, unit = '') =>
-    targets.push({
-      name,
-      value,
-      target: `${op} ${limit}${unit}`,
-      met: op === '≥' ? value >= limit : value <= limit,
-    });
+  const check = checker(targets);
   for (const [scenario, ratio] of Object.entries(ratios ?? {})) {
     check(`${scenario} req/s, service/reference`, ratio.rps, '≥', 0.6);
     check(`${scenario} p99 at ${connections} connections, service/reference`, ratio.p99, '≤', 2.0);
@@ -95,6 +95,14 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
     check(`${scenario} req/s, service/before`, againstBefore[scenario].rps, '≥', 0.9);
   for (const [scenario, ratio] of Object.entries(observability?.metrics ?? {}))
     check(`${scenario} req/s, metrics on / off`, ratio.rps, '≥', 0.95);
+  if (streams) {
+    const open = `${streams.count.toLocaleString('en')} streams open`;
+    for (const [scenario, ratio] of Object.entries(streams.ratios))
+      check(`${scenario} req/s, ${open} / none`, ratio.rps, '≥', 0.9);
+    check(`RSS with ${open} − before them`, streams.rssMb, '≤', 100, ' MB');
+    check(`peak RSS under load, ${open} − none`, streams.peakRssMb, '≤', 100, ' MB');
+    check('streams the server ended before the round did', streams.endedEarly, '≤', 0);
+  }
   if (scale) check('deep page p50 / page 1 p50', deepOverPage1, '≤', 1.3);
   check('service peak RSS under load', contenders.service.peakRssMb, '≤', 200, ' MB');
   if (!pg)
@@ -110,7 +118,39 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
     .reduce((sum, slice) => sum + slice.errors, 0);
   check('errors (non-2xx, socket errors, timeouts)', errors, '≤', 0);
 
-  return { contenders, ratios, againstBefore, observability, deepOverPage1, targets };
+  return { contenders, ratios, againstBefore, observability, streams, deepOverPage1, targets };
+}
+
+/**
+ * What the streams cost the runs that held them open: throughput against the service without
+ * them, the change of resident memory and heap in the same process when they opened (median over
+ * rounds), and the difference of the two processes' peak RSS under the same load.
+ */
+function streamsCost(withStreams, service, contenders, scenarioNames) {
+  const change = (field) =>
+    median(
+      withStreams.map(({ openStreams }) => openStreams.with[field] - openStreams.before[field]),
+    );
+  return {
+    count: withStreams[0].openStreams.count,
+    ratios: pairedRatios(withStreams, service, scenarioNames),
+    rssMb: change('rssMb'),
+    heapUsedMb: change('heapUsedMb'),
+    heapTotalMb: change('heapTotalMb'),
+    peakRssMb: contenders.streams.peakRssMb - contenders.service.peakRssMb,
+    endedEarly: withStreams.reduce((sum, run) => sum + run.openStreams.endedEarly, 0),
+  };
+}
+
+/** A function that checks a value against its target and adds the outcome to `targets`. */
+function checker(targets) {
+  return (name, value, op, limit, unit = '') =>
+    targets.push({
+      name,
+      value,
+      target: `${op} ${limit}${unit}`,
+      met: op === '≥' ? value >= limit : value <= limit,
+    });
 }
 
 /** Scenarios --against holds to ≥ 0.90 of the build before: createPet and updatePet. */
@@ -145,8 +185,105 @@ function pairedRatios(numerator, denominator, scenarioNames) {
   );
 }
 
+/** Events a follower reads per second, at the least, on each engine (issue 25's line). */
+const FOLLOWER_EVENTS_PER_SECOND = { sqlite: 20_000, postgres: 10_000 };
+/** A commit reaches every open stream within about a second (docs/events.md, "The stream"). */
+const STREAM_P99_MS = 1_000;
+
+/**
+ * --events: the follower's events/s, the median over rounds; the stream's latencies, percentiles
+ * of every event of every round together; and the events the stream missed or repeated.
+ */
+export function summarizeEvents(rounds, { pg }) {
+  const latencies = (field) => rounds.flatMap((round) => round.stream[field]);
+  const total = (field) => rounds.reduce((sum, round) => sum + round.stream[field], 0);
+  const summary = {
+    followerEventsPerSecond: median(rounds.map((round) => round.follower.eventsPerSecond)),
+    fromSentMs: percentiles(latencies('fromSentMs')),
+    fromAnswerMs: percentiles(latencies('fromAnswerMs')),
+    createsPerSecond: median(rounds.map((round) => round.stream.createsPerSecond)),
+    sent: total('sent'),
+    created: total('created'),
+    arrived: total('arrived'),
+    repeated: total('repeated'),
+  };
+  const targets = [];
+  const check = checker(targets);
+  check(
+    'follower events/s',
+    summary.followerEventsPerSecond,
+    '≥',
+    FOLLOWER_EVENTS_PER_SECOND[pg ? 'postgres' : 'sqlite'],
+  );
+  check(
+    `commit to a stream on ${pg ? 'another' : 'the same'} instance, p99 from the create sent`,
+    summary.fromSentMs.p99,
+    '≤',
+    STREAM_P99_MS,
+    ' ms',
+  );
+  check('creates not answered 201', summary.sent - summary.created, '≤', 0);
+  check('events the stream missed', summary.created - summary.arrived, '≤', 0);
+  check('events the stream sent twice', summary.repeated, '≤', 0);
+  return { ...summary, targets };
+}
+
+/** Nearest-rank p50 and p99, and the largest value. */
+function percentiles(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = (p) => sorted[Math.max(0, Math.ceil((sorted.length * p) / 100) - 1)];
+  return { p50: rank(50), p99: rank(99), max: sorted.at(-1) };
+}
+
+export function printEventsReport({ setup, machine, runs, summary }) {
+  const ms = ({ p50, p99, max }) => [p50, p99, max].map((n) => n.toFixed(1)).join(' / ');
+  const perRound = (value) => runs.map(value).join('; ');
+  const count = (n) => Math.round(n).toLocaleString('en');
+  const table = [
+    ['measurement', 'all rounds', 'per round'],
+    [
+      `follower events/s (limit=${setup.followerPage})`,
+      count(summary.followerEventsPerSecond),
+      perRound((round) => count(round.follower.eventsPerSecond)),
+    ],
+    [
+      'stream, from create sent: p50 / p99 / max ms',
+      ms(summary.fromSentMs),
+      perRound((round) => ms(percentiles(round.stream.fromSentMs))),
+    ],
+    [
+      'stream, from create answered: p50 / p99 / max ms',
+      ms(summary.fromAnswerMs),
+      perRound((round) => ms(percentiles(round.stream.fromAnswerMs))),
+    ],
+    [
+      'creates/s sent',
+      count(summary.createsPerSecond),
+      perRound((round) => count(round.stream.createsPerSecond)),
+    ],
+    [
+      'creates sent / answered 201 / their events streamed',
+      [summary.sent, summary.created, summary.arrived].map(count).join(' / '),
+      perRound(({ stream }) => [stream.sent, stream.created, stream.arrived].join(' / ')),
+    ],
+  ];
+  const out = [
+    '',
+    `${machine.cpuModel} ×${machine.cpus}, Node ${machine.node}; ${setup.engine}, ` +
+      `${setup.eventRows.toLocaleString('en')} events seeded; ${setup.rounds} rounds on fresh servers, each: ` +
+      `a follower reading the whole feed, then ${setup.createsPerSecond} creates/s for ${setup.seconds} s ` +
+      `on \`service\` with a stream open on \`${setup.streamOn}\`, each after up to ${setup.warmup} s ` +
+      `of the same unmeasured; ${setup.pinning}`,
+    '',
+    ...formatTable(table),
+    ...targetLines(summary.targets),
+  ];
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
 export function printReport({ setup, machine, summary }) {
-  const { contenders, ratios, againstBefore, observability, deepOverPage1, targets } = summary;
+  const { contenders, ratios, againstBefore, observability, streams, deepOverPage1, targets } =
+    summary;
   const out = [];
   out.push(
     '',
@@ -155,7 +292,8 @@ export function printReport({ setup, machine, summary }) {
       `${setup.connections} connections via ${setup.loadGenerator}; ${setup.pinning}` +
       (setup.against
         ? `; before = ${setup.against.rev} (${setup.against.commit.slice(0, 12)})`
-        : ''),
+        : '') +
+      (streams ? `; ${streams.count.toLocaleString('en')} event streams open on \`streams\`` : ''),
     '',
   );
 
@@ -163,6 +301,7 @@ export function printReport({ setup, machine, summary }) {
   const header = ['scenario', ...names.flatMap((n) => [`${n} req/s`, `${n} p50/p99 ms`])];
   if (ratios) header.push('req/s ratio', 'p99 ratio');
   if (againstBefore) header.push('req/s service/before', 'p99 service/before');
+  if (streams) header.push('req/s streams/service', 'p99 streams/service');
   const table = [header];
   for (const scenario of Object.keys(contenders.service.scenarios)) {
     const row = [scenario];
@@ -173,7 +312,7 @@ export function printReport({ setup, machine, summary }) {
         `${s.p50Ms.toFixed(2)} / ${s.p99Ms.toFixed(2)}`,
       );
     }
-    for (const paired of [ratios, againstBefore].filter(Boolean))
+    for (const paired of [ratios, againstBefore, streams?.ratios].filter(Boolean))
       row.push(paired[scenario].rps.toFixed(2), paired[scenario].p99.toFixed(2));
     table.push(row);
   }
@@ -196,12 +335,30 @@ export function printReport({ setup, machine, summary }) {
         .join(', ')}`,
     );
 
-  out.push('', 'targets:');
-  for (const t of targets) {
-    const value = Number.isInteger(t.value) ? t.value : t.value.toFixed(2);
-    out.push(`  ${t.met ? 'met   ' : 'MISSED'}  ${t.name}: ${value} (target ${t.target})`);
-  }
+  if (streams)
+    out.push(
+      '',
+      `memory when ${streams.count.toLocaleString('en')} streams opened (median over rounds): ` +
+        `RSS ${signed(streams.rssMb)} MB, heap used ${signed(streams.heapUsedMb)} MB, ` +
+        `heap total ${signed(streams.heapTotalMb)} MB; peak RSS streams − service ${signed(streams.peakRssMb)} MB`,
+    );
+  out.push(...targetLines(targets));
   process.stdout.write(`${out.join('\n')}\n`);
+}
+
+function signed(mb) {
+  return `${mb >= 0 ? '+' : ''}${mb.toFixed(1)}`;
+}
+
+function targetLines(targets) {
+  return [
+    '',
+    'targets:',
+    ...targets.map((t) => {
+      const value = Number.isInteger(t.value) ? t.value : t.value.toFixed(2);
+      return `  ${t.met ? 'met   ' : 'MISSED'}  ${t.name}: ${value} (target ${t.target})`;
+    }),
+  ];
 }
 
 function formatTable(rows) {

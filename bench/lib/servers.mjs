@@ -69,6 +69,19 @@ export async function startOtlpSink() {
   };
 }
 
+/**
+ * The unlabelled samples of the service's Prometheus metrics (served on METRICS_PORT), name → value:
+ * among them its resident memory, its V8 heap and its open event streams.
+ */
+export async function readMetrics(metricsPort) {
+  const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+  const samples = (await response.text())
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('#') && !line.includes('{'))
+    .map((line) => line.split(' '));
+  return new Map(samples.map(([name, value]) => [name, Number(value)]));
+}
+
 async function isReady(origin) {
   try {
     const response = await fetch(`${origin}/health/ready`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { combine, summarize } from '../../../bench/lib/report.mjs';
+import { combine, summarize, summarizeEvents } from '../../../bench/lib/report.mjs';
 
 /** One 2-second slice of load. */
 const load = (rps: number, p50Ms: number, p99Ms: number, errors = 0) => ({
@@ -241,6 +241,129 @@ describe('bench summary', () => {
         target: '≥ 0.9',
         met: true,
       },
+    ]);
+  });
+
+  it('with --streams, compares the service holding streams open with the service without, and holds list and get to 0.90 of it and the memory to 100 MB', () => {
+    const memory = (rssMb: number, heapUsedMb: number) => ({ rssMb, heapUsedMb, heapTotalMb: 100 });
+    const holding = (round: number, rps: number, rssMb: number, peakRssMb: number) => ({
+      ...run('streams', round, rps, 10, { peakRssMb }),
+      openStreams: {
+        count: 1000,
+        before: memory(200, 40),
+        with: memory(rssMb, 50),
+        endedEarly: round === 2 ? 1 : 0,
+        bytes: 27000,
+      },
+    });
+    const runs = [
+      run('service', 1, 1000, 10, { peakRssMb: 190 }),
+      holding(1, 950, 230, 230),
+      run('service', 2, 1000, 10, { peakRssMb: 195 }),
+      holding(2, 850, 210, 240),
+      run('service', 3, 1000, 10, { peakRssMb: 180 }),
+      holding(3, 800, 260, 200),
+    ];
+
+    const { ratios, streams, targets } = summarize(runs, ['list'], {
+      pg: undefined,
+      scale: false,
+      connections: 32,
+    });
+
+    expect(ratios).toBeUndefined();
+    expect(streams).toEqual({
+      count: 1000,
+      ratios: { list: { pairs: 3, rps: 0.85, p99: 1 } },
+      // The change within each process when its streams opened, the median over rounds.
+      rssMb: 30,
+      heapUsedMb: 10,
+      heapTotalMb: 0,
+      // The highest peak of each contender over the run: 240 − 195.
+      peakRssMb: 45,
+      endedEarly: 1,
+    });
+    expect(targets.filter((t: { name: string }) => /streams/.test(t.name))).toEqual([
+      { name: 'list req/s, 1,000 streams open / none', value: 0.85, target: '≥ 0.9', met: false },
+      {
+        name: 'RSS with 1,000 streams open − before them',
+        value: 30,
+        target: '≤ 100 MB',
+        met: true,
+      },
+      {
+        name: 'peak RSS under load, 1,000 streams open − none',
+        value: 45,
+        target: '≤ 100 MB',
+        met: true,
+      },
+      {
+        name: 'streams the server ended before the round did',
+        value: 1,
+        target: '≤ 0',
+        met: false,
+      },
+    ]);
+  });
+});
+
+describe('bench summary of --events', () => {
+  const eventsRound = (
+    eventsPerSecond: number,
+    fromSentMs: number[],
+    arrived = fromSentMs.length,
+  ) => ({
+    follower: { events: 100_000, pages: 1001, seconds: 100_000 / eventsPerSecond, eventsPerSecond },
+    stream: {
+      sent: fromSentMs.length,
+      createsPerSecond: 199,
+      created: fromSentMs.length,
+      arrived,
+      repeated: 0,
+      fromSentMs,
+      fromAnswerMs: fromSentMs.map((ms) => ms - 5),
+    },
+  });
+
+  it("takes the follower's median over rounds, and the percentiles of every streamed event of every round together", () => {
+    // 200 events: 198 at 10 ms, then one round's two slow ones: p99 is the 198th, the max the slowest.
+    const rounds = [
+      eventsRound(21_000, Array<number>(100).fill(10)),
+      eventsRound(30_000, [...Array<number>(98).fill(10), 900, 1500]),
+      eventsRound(15_000, []),
+    ];
+
+    const summary = summarizeEvents(rounds, { pg: undefined });
+
+    expect(summary).toMatchObject({
+      followerEventsPerSecond: 21_000,
+      fromSentMs: { p50: 10, p99: 10, max: 1500 },
+      fromAnswerMs: { p50: 5, p99: 5, max: 1495 },
+      createsPerSecond: 199,
+      sent: 200,
+      created: 200,
+      arrived: 200,
+    });
+  });
+
+  it('holds the follower to 20,000 events/s on SQLite and 10,000 on PostgreSQL, the stream to a p99 of 1 s, and counts missed events', () => {
+    const rounds = [eventsRound(15_000, [...Array<number>(98).fill(10), 1200, 1300], 99)];
+
+    const outcome = (pg: string | undefined) =>
+      summarizeEvents(rounds, { pg }).targets.map(
+        ({ name, met }: { name: string; met: boolean }) => [name, met],
+      );
+
+    expect(outcome(undefined)).toEqual([
+      ['follower events/s', false],
+      ['commit to a stream on the same instance, p99 from the create sent', false],
+      ['creates not answered 201', true],
+      ['events the stream missed', false],
+      ['events the stream sent twice', true],
+    ]);
+    expect(outcome('postgres://x').slice(0, 2)).toEqual([
+      ['follower events/s', true],
+      ['commit to a stream on another instance, p99 from the create sent', false],
     ]);
   });
 });

@@ -1,0 +1,74 @@
+// The clients of the change feed and the event stream that --events and --streams measure with,
+// each in its own process pinned to CPU 1 like the load generator (load.mjs), so no client
+// competes with the server for its CPU.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { cpuPin } from './cpu.mjs';
+import { runPinned } from './load.mjs';
+
+const worker = (file) => fileURLToPath(new URL(`./${file}`, import.meta.url));
+
+/**
+ * A follower paging the feed from its start, `limit` events a page, until a page is empty or
+ * `seconds` (if given) have passed.
+ * @param {{origin:string, key:string, limit:number, seconds?:number}} spec
+ * @returns {Promise<{events:number, pages:number, seconds:number, eventsPerSecond:number, failure?:string}>}
+ */
+export async function followFeed(spec) {
+  const output = await runPinned(
+    process.execPath,
+    [worker('follower-worker.mjs')],
+    JSON.stringify(spec),
+  );
+  return JSON.parse(output);
+}
+
+/**
+ * Pets created on one server at a steady rate, their events read from a stream on another (or
+ * the same) server.
+ * @param {{writeOrigin:string, streamOrigin:string, key:string, createsPerSecond:number, seconds:number}} spec
+ * @returns {Promise<{sent:number, createsPerSecond:number, created:number,
+ *   failures:Record<string, number>, arrived:number, repeated:number, fromSentMs:number[],
+ *   fromAnswerMs:number[]}>} `failures`: creates not answered 201, by status or client error;
+ *   per arrived event, the time from its create's request being sent, and from its answer
+ *   arriving, to its arrival
+ */
+export async function measureStreamLatency(spec) {
+  const output = await runPinned(
+    process.execPath,
+    [worker('stream-latency-worker.mjs')],
+    JSON.stringify(spec),
+  );
+  return JSON.parse(output);
+}
+
+/**
+ * Opens `count` event streams on `origin` and keeps reading them until `close()`, which resolves
+ * to how many the server ended before it and the bytes they carried.
+ * @returns {Promise<{close: () => Promise<{endedEarly:number, bytes:number}>}>}
+ */
+export async function holdStreams({ origin, key, count }) {
+  const [file, ...args] = cpuPin(1, process.execPath, [
+    worker('stream-holder-worker.mjs'),
+    JSON.stringify({ origin, key, count }),
+  ]);
+  const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = once(child, 'exit');
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const nextReport = async () => {
+    const { value, done } = await lines.next();
+    if (done) throw new Error(`the stream holder exited ${(await exited)[0]}`);
+    return JSON.parse(value);
+  };
+  await nextReport();
+  return {
+    close: async () => {
+      child.stdin.end();
+      const report = await nextReport();
+      await exited;
+      return report;
+    },
+  };
+}
