@@ -112,7 +112,7 @@ describe.skipIf(!ENGINES.includes('postgres'))(
       ).toBeGreaterThanOrEqual(2);
       expect(
         await metric(
-          'animal_store_db_query_duration_seconds_count{operation="INSERT pets",role="primary"}',
+          'animal_store_db_query_duration_seconds_count{operation="INSERT pets + INSERT pet_events",role="primary"}',
         ),
       ).toBe(1);
     });
