@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
  */
 const FLOORS: readonly (readonly string[])[] = [
   ['.'],
-  ['pets', 'health', 'docs'],
+  ['pets', 'webhooks', 'health', 'docs'],
   ['events'],
   ['deprecation'],
   ['rate-limit'],
