@@ -82,6 +82,7 @@ describe.each(ENGINES)('the migration to API key scopes and expiry [%s]', (engin
         name: 'old',
         prefix: 'aaaaaaaaaaaa',
         scopes: ['pets:read', 'pets:write'],
+        expiresAt: null,
       });
     } finally {
       const later = (options.migrations as unknown[]).length - 4;
