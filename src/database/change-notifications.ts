@@ -12,7 +12,10 @@ const RECONNECT_MS = 1_000;
  * lost costs latency, never an event.
  */
 export abstract class ChangeNotifications implements OnApplicationShutdown {
-  /** Calls `onChange` after commits of other processes; listens from the first call on. */
+  /**
+   * Calls `onChange` after commits of other processes; listens from the first call on. Each
+   * reader (the event streams, the webhook worker) calls it once with its own.
+   */
   abstract listen(onChange: () => void): void;
   abstract close(): Promise<void>;
 
@@ -31,7 +34,7 @@ export class LocalChangeNotifications extends ChangeNotifications {
 export class PostgresChangeNotifications extends ChangeNotifications {
   private readonly logger = new Logger('ChangeNotifications');
   private client?: pg.Client;
-  private onChange?: () => void;
+  private readonly listeners: (() => void)[] = [];
   private closed = false;
   private retry?: NodeJS.Timeout;
 
@@ -40,9 +43,8 @@ export class PostgresChangeNotifications extends ChangeNotifications {
   }
 
   listen(onChange: () => void): void {
-    if (this.onChange) return;
-    this.onChange = onChange;
-    void this.connect();
+    this.listeners.push(onChange);
+    if (this.listeners.length === 1) void this.connect();
   }
 
   async close(): Promise<void> {
@@ -54,18 +56,22 @@ export class PostgresChangeNotifications extends ChangeNotifications {
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.url, application_name: 'animal-store' });
     this.client = client;
-    client.on('notification', () => this.onChange!());
+    client.on('notification', () => this.notify());
     client.on('error', () => this.reconnect(client));
     client.on('end', () => this.reconnect(client));
     try {
       await client.connect();
       await client.query(`LISTEN ${CHANNEL}`);
       // Commits made while no connection listened are in the table: look once now.
-      this.onChange!();
+      this.notify();
     } catch (error) {
       this.logger.warn(`not listening for committed events: ${(error as Error).message}`);
       this.reconnect(client);
     }
+  }
+
+  private notify(): void {
+    for (const listener of this.listeners) listener();
   }
 
   private reconnect(client: pg.Client): void {

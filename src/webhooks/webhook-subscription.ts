@@ -23,3 +23,12 @@ export interface WebhookSubscriptionWithSecret {
   subscription: WebhookSubscription;
   secret: string;
 }
+
+/** `event_types` as stored: NULL for every type, else a JSON array of them. */
+export function eventTypesOfColumn(value: unknown): PetEventType[] | null {
+  return value === null ? null : (JSON.parse(value as string) as PetEventType[]);
+}
+
+export function eventTypesColumn(types: PetEventType[] | null): string | null {
+  return types && JSON.stringify(types);
+}

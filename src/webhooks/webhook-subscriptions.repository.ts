@@ -2,7 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { type Row, SqlRunner, type Statement } from '../database/sql-runner.js';
 import type { EventPosition } from '../events/event-position.js';
 import type { PetEventType } from '../events/pet-event.js';
-import type { WebhookSubscription } from './webhook-subscription.js';
+import {
+  eventTypesColumn,
+  eventTypesOfColumn,
+  type WebhookSubscription,
+} from './webhook-subscription.js';
 
 export interface NewWebhookSubscription {
   url: string;
@@ -69,7 +73,7 @@ export class WebhookSubscriptionsRepository {
       insert.text,
       insert.values({
         url: subscription.url,
-        eventTypes: subscription.eventTypes && JSON.stringify(subscription.eventTypes),
+        eventTypes: eventTypesColumn(subscription.eventTypes),
         secret: subscription.secret,
         createdAt: subscription.createdAt.toISOString(),
         afterTx: subscription.after.tx.toString(),
@@ -124,7 +128,7 @@ function toSubscription(row: Row): WebhookSubscription {
   return {
     id: Number(row.id),
     url: row.url as string,
-    eventTypes: row.event_types === null ? null : (JSON.parse(row.event_types as string) as never),
+    eventTypes: eventTypesOfColumn(row.event_types),
     createdAt: new Date(row.created_at as string | Date),
     disabledAt: optionalDate(row.disabled_at),
     disabledReason: row.disabled_reason as string | null,

@@ -1,6 +1,10 @@
 import { Module } from '@nestjs/common';
+import { Agent, Dispatcher } from 'undici';
 import { EventsModule } from '../events/events.module.js';
 import { Clock } from '../time/clock.js';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
+import { WebhookDeliveryWorker } from './webhook-delivery-worker.js';
+import { WebhookSender } from './webhook-sender.js';
 import { WebhookSubscriptionsRepository } from './webhook-subscriptions.repository.js';
 import { WebhookTargetPolicy } from './webhook-target-policy.js';
 import { WebhooksController } from './webhooks.controller.js';
@@ -10,6 +14,16 @@ import { WebhooksService } from './webhooks.service.js';
 @Module({
   imports: [EventsModule],
   controllers: [WebhooksController],
-  providers: [WebhooksService, WebhookSubscriptionsRepository, WebhookTargetPolicy, Clock],
+  providers: [
+    WebhooksService,
+    WebhookSubscriptionsRepository,
+    WebhookTargetPolicy,
+    WebhookDeliveriesRepository,
+    WebhookDeliveryWorker,
+    WebhookSender,
+    // How the sender connects: the place for a dispatcher that checks each target address.
+    { provide: Dispatcher, useFactory: () => new Agent() },
+    Clock,
+  ],
 })
 export class WebhooksModule {}
