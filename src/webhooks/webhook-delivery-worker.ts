@@ -47,7 +47,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private readonly owner = randomUUID();
   private readonly sending = new Map<number, Promise<void>>();
   private timer?: NodeJS.Timeout;
-  private running = false;
+  /** The pass running now; undefined between passes. */
+  private running?: Promise<void>;
   private wokenAgain = false;
   private stopping = false;
 
@@ -75,6 +76,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     clearInterval(this.timer);
+    await this.running;
     await Promise.all(this.sending.values());
   }
 
@@ -85,9 +87,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       this.wokenAgain = true;
       return;
     }
-    this.running = true;
-    void untraced(() => this.pass()).finally(() => {
-      this.running = false;
+    this.running = untraced(() => this.pass()).finally(() => {
+      this.running = undefined;
       if (this.wokenAgain) {
         this.wokenAgain = false;
         this.wake();
