@@ -160,7 +160,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private async attempt(subscription: LeasedSubscription, delivery: DueDelivery): Promise<boolean> {
     const event = await this.events.findAt(delivery.event);
     if (!event) {
-      await this.fail(subscription.id, delivery, { latencyMs: 0 }, 'event deleted by retention');
+      // Retention deleted it: no later attempt could send it either.
+      await this.fail(subscription.id, delivery, {}, 'event deleted by retention', false);
       return true;
     }
     const body = eventJson(event);
@@ -189,11 +190,13 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     return true;
   }
 
+  /** Records a failed attempt, and when the next is due; none when `retry` is false. */
   private async fail(
     id: number,
     delivery: DueDelivery,
-    outcome: AttemptOutcome,
+    outcome: Omit<AttemptOutcome, 'latencyMs'>,
     reason: string,
+    retry = true,
   ): Promise<void> {
     const now = this.clock.now();
     const attempts = delivery.attempts + 1;
@@ -201,12 +204,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       outcome.status === undefined
         ? undefined
         : retryAfterMs(outcome.status, outcome.retryAfter, now);
-    const delay = nextAttemptDelayMs(
-      this.config.webhookRetryScheduleMs,
-      attempts,
-      retryAfter,
-      Math.random(),
-    );
+    const delay = retry
+      ? nextAttemptDelayMs(this.config.webhookRetryScheduleMs, attempts, retryAfter, Math.random())
+      : undefined;
     await this.deliveries.recordFailure(
       id,
       delivery.event,
@@ -215,7 +215,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         nextAttemptAt: delay === undefined ? undefined : new Date(now.getTime() + delay),
         status: outcome.status ?? null,
         error: outcome.errorClass ?? null,
-        reason: delay === undefined ? `${reason}; given up after ${attempts} attempts` : reason,
+        reason:
+          delay === undefined ? `${reason}; given up after ${attemptsText(attempts)}` : reason,
       },
       now,
     );
@@ -231,6 +232,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private leaseEnd(now: Date): Date {
     return new Date(now.getTime() + this.config.webhookTimeoutMs + LEASE_MARGIN_MS);
   }
+}
+
+function attemptsText(attempts: number): string {
+  return attempts === 1 ? '1 attempt' : `${attempts} attempts`;
 }
 
 /** What a client reads in lastFailureReason: the status, or what went wrong before one. */
