@@ -31,6 +31,11 @@ const DELIVERY_BATCH = 20;
 const MAX_SUBSCRIPTIONS_AT_ONCE = 8;
 /** A lease outlasts the attempt it is renewed for by this much, for the writes around it. */
 const LEASE_MARGIN_MS = 10_000;
+/**
+ * How long SIGTERM waits for the attempts in flight before cutting them off: well inside the
+ * process's 10 s to stop (docs/api-design.md, "Operations").
+ */
+const SHUTDOWN_WAIT_MS = 5_000;
 
 /**
  * Sends the webhooks (docs/events.md, "Webhooks"), in every instance. A pass first records, for
@@ -51,6 +56,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private running?: Promise<void>;
   private wokenAgain = false;
   private stopping = false;
+  /** Aborted when SIGTERM has waited long enough for the attempts in flight. */
+  private readonly cutOff = new AbortController();
 
   constructor(
     private readonly deliveries: WebhookDeliveriesRepository,
@@ -70,14 +77,17 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   }
 
   /**
-   * SIGTERM: claims nothing more, lets the attempts in flight end (each is bounded by
-   * WEBHOOK_TIMEOUT_MS) and releases the leases, so another instance takes over at once.
+   * SIGTERM: claims nothing more, lets the attempts in flight end for up to 5 s, cuts off those
+   * still waiting for an answer (unrecorded: they stay due, and may arrive twice), and releases
+   * the leases, so another instance takes over at once.
    */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     clearInterval(this.timer);
-    await this.running;
-    await Promise.all(this.sending.values());
+    const finished = Promise.all([this.running, ...this.sending.values()]);
+    const waited = setTimeout(() => this.cutOff.abort(), SHUTDOWN_WAIT_MS);
+    await finished;
+    clearTimeout(waited);
   }
 
   /** Runs a pass, or another right after the one running. */
@@ -156,7 +166,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     }
   }
 
-  /** One attempt, recorded; false when the subscription is disabled by it. */
+  /** One attempt, recorded; false when no more should follow (disabled, or cut off). */
   private async attempt(subscription: LeasedSubscription, delivery: DueDelivery): Promise<boolean> {
     const event = await this.events.findAt(delivery.event);
     if (!event) {
@@ -172,7 +182,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       headers,
       body,
       this.config.webhookTimeoutMs,
+      this.cutOff.signal,
     );
+    if (this.cutOff.signal.aborted) return false;
     const now = this.clock.now();
     if (outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300) {
       await this.deliveries.recordSuccess(subscription.id, delivery.event, now);

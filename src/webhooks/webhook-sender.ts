@@ -24,11 +24,13 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 export class WebhookSender implements OnApplicationShutdown {
   constructor(private readonly dispatcher: Dispatcher) {}
 
+  /** One POST, given up after `timeoutMs` or when `cancel` aborts, whichever comes first. */
   async send(
     url: string,
     headers: Record<string, string>,
     body: string,
     timeoutMs: number,
+    cancel?: AbortSignal,
   ): Promise<AttemptOutcome> {
     const startedAt = performance.now();
     const latency = () => Math.round(performance.now() - startedAt);
@@ -38,7 +40,9 @@ export class WebhookSender implements OnApplicationShutdown {
         headers,
         body,
         dispatcher: this.dispatcher,
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: cancel
+          ? AbortSignal.any([AbortSignal.timeout(timeoutMs), cancel])
+          : AbortSignal.timeout(timeoutMs),
       });
       await answer.body.dump({ limit: MAX_ANSWER_BYTES });
       const retryAfter = answer.headers['retry-after'];
