@@ -67,7 +67,7 @@ function statements(db: SqlRunner) {
         WHERE s.disabled_at IS NULL AND (s.leased_until IS NULL OR s.leased_until <= :now) AND ${due}
         ORDER BY s.id LIMIT :limit${db.rowLockSkippingLocked}
       ) AND (leased_until IS NULL OR leased_until <= :now)
-      RETURNING ${LEASED_COLUMNS}`,
+      RETURNING id`,
     ),
     renewLease: db.statement<{ id: number; owner: string; leasedUntil: string }>(
       `UPDATE webhook_subscriptions SET leased_until = :leasedUntil
@@ -170,8 +170,11 @@ export class WebhookDeliveriesRepository {
     });
   }
 
-  /** Leases up to `limit` subscriptions with deliveries due, that nobody holds, until `until`. */
-  async claimDue(now: Date, until: Date, owner: string, limit: number) {
+  /**
+   * Leases up to `limit` subscriptions with deliveries due, that nobody holds, until `until`;
+   * their ids.
+   */
+  async claimDue(now: Date, until: Date, owner: string, limit: number): Promise<number[]> {
     const { claim } = this.sql;
     const rows = await this.db.write(
       claim.text,
@@ -182,7 +185,7 @@ export class WebhookDeliveriesRepository {
         limit,
       }),
     );
-    return rows.map(toLeased);
+    return rows.map((row) => Number(row.id));
   }
 
   /** Extends the lease; undefined when it is no longer ours, or the subscription is gone. */

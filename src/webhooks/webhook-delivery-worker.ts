@@ -137,16 +137,17 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     if (free <= 0 || this.stopping) return;
     const now = this.clock.now();
     const claimed = await this.deliveries.claimDue(now, this.leaseEnd(now), this.owner, free);
-    for (const subscription of claimed) {
-      const sending = this.sendDue(subscription).finally(() =>
-        this.sending.delete(subscription.id),
-      );
-      this.sending.set(subscription.id, sending);
+    for (const id of claimed) {
+      // The lease is released before this settles: a later pass may have claimed it again.
+      const sending: Promise<void> = this.sendDue(id).finally(() => {
+        if (this.sending.get(id) === sending) this.sending.delete(id);
+      });
+      this.sending.set(id, sending);
     }
   }
 
   /** Sends the subscription's due deliveries in event order until none is due, then lets go. */
-  private async sendDue({ id }: LeasedSubscription): Promise<void> {
+  private async sendDue(id: number): Promise<void> {
     try {
       for (;;) {
         const due = await this.deliveries.findDue(id, this.clock.now(), DELIVERY_BATCH);
