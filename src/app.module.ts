@@ -14,6 +14,7 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { RouteTable } from './http/route-table.js';
 import { PetsModule } from './pets/pets.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 @Module({})
 export class AppModule {
@@ -30,6 +31,7 @@ export class AppModule {
         RateLimitModule.forRoot(config),
         PetsModule,
         EventsModule,
+        WebhooksModule,
         HealthModule,
         MetricsModule.forRoot(config),
       ],

@@ -6,9 +6,9 @@ import { ApiKeyStore, type ApiKeySummary, type NewApiKeyOptions } from './api-ke
 import { formatScopes, parseScopes } from './scopes.js';
 
 const USAGE = `usage: npm run --silent apikey -- <command>
-  create <name> [--scopes pets:read,pets:write] [--expires-in <days>d]
-                  create a key and print it (shown only once); by default it has both
-                  scopes and never expires
+  create <name> [--scopes pets:read,pets:write,webhooks:manage] [--expires-in <days>d]
+                  create a key and print it (shown only once); by default it has
+                  pets:read and pets:write (not webhooks:manage) and never expires
   list            list keys: id, name, prefix, scopes, created, expires, last used, last deprecated call, revoked, state
   revoke <id>     revoke a key; running servers refuse it within 5 seconds`;
 
@@ -45,7 +45,7 @@ async function run(args: string[]): Promise<void> {
   }
 }
 
-/** `[--scopes pets:read,pets:write] [--expires-in <days>d]`, each at most once, in any order. */
+/** `[--scopes <scope>,…] [--expires-in <days>d]`, each at most once, in any order. */
 function parseCreateOptions(options: string[]): NewApiKeyOptions {
   const parsed: NewApiKeyOptions = {};
   for (let i = 0; i < options.length; i += 2) {

@@ -2,11 +2,15 @@
  * What an API key may do (docs/api-design.md, "API keys"): each operation needs one scope, and a
  * key carries a set of them. A storefront that only shows animals gets a `pets:read` key.
  */
-export const SCOPES = ['pets:read', 'pets:write'] as const;
+export const SCOPES = ['pets:read', 'pets:write', 'webhooks:manage'] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** What a key gets when its creator names no scopes, and what keys from before scopes have. */
-export const DEFAULT_SCOPES: readonly Scope[] = SCOPES;
+/**
+ * What a key gets when its creator names no scopes, and what keys from before scopes have. Not
+ * `webhooks:manage`: a webhook sends every change to a URL of the caller's choosing, so only a
+ * key created for that gets it.
+ */
+export const DEFAULT_SCOPES: readonly Scope[] = ['pets:read', 'pets:write'];
 
 export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);

@@ -49,7 +49,11 @@ export class AppConfig {
   readonly eventStreamsPerKey!: number;
   /** Seconds between comment lines on an idle event stream. */
   readonly eventStreamHeartbeatSeconds!: number;
-  /** Whether webhooks may target loopback, private and other non-public addresses (docs/security.md). */
+  /** How long a webhook delivery attempt may take before it counts as failed. */
+  readonly webhookTimeoutMs!: number;
+  /** The delay before each attempt of a webhook delivery, in ms (docs/events.md, "Webhooks"). */
+  readonly webhookRetryScheduleMs!: readonly number[];
+  /** Whether webhook targets may be loopback, private or otherwise non-public addresses. */
   readonly webhookAllowPrivateTargets!: boolean;
 }
 
@@ -82,6 +86,8 @@ const DEFAULTS = {
   EVENT_RETENTION_DAYS: '30',
   EVENT_STREAMS_PER_KEY: '5',
   EVENT_STREAM_HEARTBEAT_SECONDS: '15',
+  WEBHOOK_TIMEOUT_MS: '15000',
+  WEBHOOK_RETRY_SCHEDULE: '0s,5s,5m,30m,2h,5h,10h,14h,20h,24h',
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false',
 } as const;
 
@@ -131,6 +137,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       1,
       15,
     ),
+    webhookTimeoutMs: integer('WEBHOOK_TIMEOUT_MS', read('WEBHOOK_TIMEOUT_MS'), 100, 120_000),
+    webhookRetryScheduleMs: durations('WEBHOOK_RETRY_SCHEDULE', read('WEBHOOK_RETRY_SCHEDULE')),
     webhookAllowPrivateTargets: boolean(
       'WEBHOOK_ALLOW_PRIVATE_TARGETS',
       read('WEBHOOK_ALLOW_PRIVATE_TARGETS'),
@@ -163,6 +171,25 @@ function integer(name: string, value: string, min: number, max: number): number 
 function boolean(name: string, value: string): boolean {
   if (value === 'true' || value === 'false') return value === 'true';
   throw new ConfigError(name, 'true or false', value);
+}
+
+const DURATION_UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000 } as const;
+const MAX_RETRY_DELAY_MS = 7 * 24 * 3_600_000;
+const MAX_ATTEMPTS = 20;
+
+/** Comma-separated durations of whole seconds, minutes or hours (`0s,5s,5m,2h`), as ms. */
+function durations(name: string, value: string): readonly number[] {
+  const parsed = value.split(',').map((text) => {
+    const match = /^(0|[1-9]\d{0,5})([smh])$/.exec(text);
+    return match ? Number(match[1]) * DURATION_UNIT_MS[match[2] as 's' | 'm' | 'h'] : NaN;
+  });
+  if (parsed.length <= MAX_ATTEMPTS && parsed.every((ms) => ms <= MAX_RETRY_DELAY_MS))
+    return Object.freeze(parsed);
+  throw new ConfigError(
+    name,
+    `1 to ${MAX_ATTEMPTS} comma-separated delays of at most 7 days, each whole seconds, minutes or hours (0s,5s,5m,2h)`,
+    value,
+  );
 }
 
 function optionalPort(name: string, value: string): number | undefined {

@@ -44,7 +44,7 @@ export class PostgresChangeNotifications extends ChangeNotifications {
   private client?: Promise<pg.Client>;
   /** The connection `client` opens or opened: an older one's events are ignored. */
   private current?: pg.Client;
-  private onChange?: () => void;
+  private readonly listeners: (() => void)[] = [];
   private closed = false;
   private retry?: NodeJS.Timeout;
   private announcing = false;
@@ -55,8 +55,8 @@ export class PostgresChangeNotifications extends ChangeNotifications {
   }
 
   listen(onChange: () => void): void {
-    if (this.onChange) return;
-    this.onChange = onChange;
+    this.listeners.push(onChange);
+    if (this.listeners.length > 1) return;
     if (this.client)
       void this.client.then(
         (client) => this.startListening(client),
@@ -107,12 +107,12 @@ export class PostgresChangeNotifications extends ChangeNotifications {
   private async connect(): Promise<pg.Client> {
     const client = new pg.Client({ connectionString: this.url, application_name: 'animal-store' });
     this.current = client;
-    client.on('notification', () => this.onChange?.());
+    client.on('notification', () => this.changed());
     client.on('error', () => this.reconnect(client));
     client.on('end', () => this.reconnect(client));
     try {
       await client.connect();
-      if (this.onChange) await this.startListening(client);
+      if (this.listeners.length > 0) await this.startListening(client);
       return client;
     } catch (error) {
       this.reconnect(client);
@@ -124,11 +124,15 @@ export class PostgresChangeNotifications extends ChangeNotifications {
     try {
       await client.query(`LISTEN ${CHANNEL}`);
       // Commits made while no connection listened are in the table: look once now.
-      this.onChange!();
+      this.changed();
     } catch (error) {
       this.logger.warn(`not listening for committed events: ${(error as Error).message}`);
       this.reconnect(client);
     }
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
   }
 
   private reconnect(client: pg.Client): void {
@@ -137,7 +141,7 @@ export class PostgresChangeNotifications extends ChangeNotifications {
     this.current = undefined;
     this.client = undefined;
     // Only a listener needs the connection back at once; an announcement reopens it itself.
-    if (!this.onChange) return;
+    if (this.listeners.length === 0) return;
     this.retry = setTimeout(() => {
       this.retry = undefined;
       void this.connected().catch(() => {});

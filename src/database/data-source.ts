@@ -11,6 +11,7 @@ import { ApiKeyDeprecatedCalls1795600000000 } from './migrations/1795600000000-a
 import { PetRevision1795700000000 } from './migrations/1795700000000-pet-revision.js';
 import { PetEvents1795800000000 } from './migrations/1795800000000-pet-events.js';
 import { LeanPetEvents1795900000000 } from './migrations/1795900000000-lean-pet-events.js';
+import { Webhooks1796000000000 } from './migrations/1796000000000-webhooks.js';
 
 /** Any 64-bit constant shared by every replica: serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 7_413_202_611;
@@ -35,6 +36,7 @@ export function dataSourceOptions(
       PetRevision1795700000000,
       PetEvents1795800000000,
       LeanPetEvents1795900000000,
+      Webhooks1796000000000,
     ],
     migrationsTableName: 'migrations',
     synchronize: false,

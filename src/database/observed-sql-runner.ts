@@ -32,6 +32,7 @@ export function statementName(sql: string): string {
 export class ObservedSqlRunner extends SqlRunner {
   private readonly names = new Map<string, string>();
   readonly rowLock: string;
+  readonly rowLockSkippingLocked: string;
 
   constructor(
     private readonly inner: SqlRunner,
@@ -40,6 +41,7 @@ export class ObservedSqlRunner extends SqlRunner {
   ) {
     super(inner.driver);
     this.rowLock = inner.rowLock;
+    this.rowLockSkippingLocked = inner.rowLockSkippingLocked;
   }
 
   read(sql: string, params: unknown[]): Promise<Row[]> {

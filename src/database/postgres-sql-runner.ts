@@ -10,6 +10,7 @@ import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
  */
 export class PostgresSqlRunner extends SqlRunner {
   readonly rowLock = ' FOR UPDATE';
+  readonly rowLockSkippingLocked = ' FOR UPDATE SKIP LOCKED';
   private readonly statementNames = new Map<string, string>();
 
   /** `onReadFallback` hears of each read the primary answered because the read node failed. */

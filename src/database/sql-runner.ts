@@ -57,6 +57,12 @@ export abstract class SqlRunner {
   /** What a SELECT needs to lock the rows it reads, in this engine's dialect. */
   abstract readonly rowLock: string;
 
+  /**
+   * What a SELECT needs to lock the rows it reads and pass over those another transaction holds,
+   * so concurrent claimers each take different rows instead of queueing on the same ones.
+   */
+  abstract readonly rowLockSkippingLocked: string;
+
   /** A statement that only reads committed data: a read replica may answer it when one is set up. */
   abstract read(sql: string, params: unknown[]): Promise<Row[]>;
 

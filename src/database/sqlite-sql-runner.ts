@@ -11,6 +11,7 @@ import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
 export class SqliteSqlRunner extends SqlRunner {
   /** A transaction holds the database's write lock from BEGIN IMMEDIATE on: no row lock to add. */
   readonly rowLock = '';
+  readonly rowLockSkippingLocked = '';
   private readonly connection: Database;
   private readonly statements = new Map<string, PreparedStatement>();
   /** Settles when the open transaction ends; undefined while none is open. */

@@ -30,6 +30,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .addServer(config.stagingBaseUrl, 'Staging')
     .addTag('animals', 'The animal catalogue.')
     .addTag('events', 'Changes of the catalogue, in the order they were committed.')
+    .addTag('webhooks', 'Changes of the catalogue POSTed to your URL, signed, as they commit.')
     .addBearerAuth(
       {
         type: 'http',
@@ -69,6 +70,7 @@ function withClosedRequestBodies(document: OpenAPIObject): OpenAPIObject {
         ...schemas,
         NewPet: { ...schemas.NewPet, additionalProperties: false },
         PetPatch: { ...schemas.PetPatch, minProperties: 1, additionalProperties: false },
+        NewWebhook: { ...schemas.NewWebhook, additionalProperties: false },
       },
     },
   };

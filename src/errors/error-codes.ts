@@ -18,7 +18,7 @@ export const ERROR_CODES = {
     meaning:
       'The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed.',
   },
-  NOT_FOUND: { status: 404, meaning: 'No pet with that id, or no such route.' },
+  NOT_FOUND: { status: 404, meaning: 'No pet or webhook with that id, or no such route.' },
   METHOD_NOT_ALLOWED: {
     status: 405,
     meaning: 'The path exists but not with this method; see the Allow header.',

@@ -108,6 +108,7 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
 
   onModuleInit(): void {
     this.events.onCommitted(() => this.wake());
+    this.notifications.listen(() => this.wake());
   }
 
   /**
@@ -286,7 +287,6 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
 
   private startTimers(): void {
     if (this.timers.length > 0) return;
-    this.notifications.listen(() => this.wake());
     this.timers = [
       setInterval(() => {
         for (const stream of this.streams) stream.sink.write(': keep-alive\n\n');

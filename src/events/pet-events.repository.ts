@@ -52,6 +52,10 @@ function statements(db: SqlRunner) {
       FROM pet_events e
       WHERE ${order.after} AND ${order.committed} ORDER BY ${order.ascending} LIMIT :limit`,
     ),
+    atPosition: db.statement<PositionParameters>(
+      `SELECT e.tx, e.seq, e.type, e.occurred_at, e.pet, e.previous, e.trace_context
+      FROM pet_events e WHERE e.tx = :tx AND e.seq = :seq`,
+    ),
     purged: db.statement<object>('SELECT p.tx, p.seq FROM pet_events_purged p'),
     newest: db.statement<object>(
       `SELECT e.tx, e.seq FROM pet_events e WHERE ${order.committed}
@@ -123,6 +127,16 @@ export class PetEventsRepository {
   async findPage(after: EventPosition, limit: number): Promise<StoredPetEvent[]> {
     const rows = await this.read(this.sql.pageAfter, { ...asParameters(after), limit });
     return rows.map(toStoredEvent);
+  }
+
+  /**
+   * The event at `position`, read on the primary, where every position a reader was served
+   * exists; null when retention has deleted it.
+   */
+  async findAt(position: EventPosition): Promise<StoredPetEvent | null> {
+    const { atPosition } = this.sql;
+    const [row] = await this.db.write(atPosition.text, atPosition.values(asParameters(position)));
+    return row ? toStoredEvent(row) : null;
   }
 
   /** The newest position retention deleted; (0, 0) before it ever did. */

@@ -7,6 +7,7 @@ import {
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
+import { suppressTracing } from '@opentelemetry/core';
 
 type Env = Record<string, string | undefined>;
 
@@ -72,6 +73,16 @@ export function inSpan<T>(
   return trace
     .getTracer(TRACER_NAME)
     .startActiveSpan(name, { attributes }, (span) => endWhenSettled(span, work()));
+}
+
+/**
+ * Runs `work` outside every trace, its statements unrecorded: background work that runs every
+ * second (the webhook worker's passes) would otherwise be a trace each time, or a part of the
+ * request whose commit woke it.
+ */
+export function untraced<T>(work: () => Promise<T>): Promise<T> {
+  if (!tracingOn) return work();
+  return context.with(suppressTracing(ROOT_CONTEXT), work);
 }
 
 /**

@@ -89,7 +89,7 @@ describe.each(ENGINES)('API key scopes, expiry and last use [%s]', (engine) => {
     }
   });
 
-  it('a key created without --scopes has both', async () => {
+  it('a key created without --scopes has pets:read and pets:write, not webhooks:manage', async () => {
     const both = (await runApiKeyCli(['create', 'both'], t.databaseUrl)).stdout.trim();
     const created = await t.request('POST', '/v1/pets', {
       key: both,
@@ -97,6 +97,19 @@ describe.each(ENGINES)('API key scopes, expiry and last use [%s]', (engine) => {
     });
     expect(created.statusCode).toBe(201);
     expect((await t.request('GET', '/v1/pets', { key: both })).statusCode).toBe(200);
+    const webhooks = await t.request('GET', '/v1/webhooks', { key: both });
+    expect(webhooks.statusCode).toBe(403);
+    expect(webhooks.json()).toEqual(forbidden('webhooks:manage'));
+  });
+
+  it('a key created with --scopes webhooks:manage manages webhooks and nothing else', async () => {
+    const hooks = (
+      await runApiKeyCli(['create', 'hooks', '--scopes', 'webhooks:manage'], t.databaseUrl)
+    ).stdout.trim();
+    expect((await t.request('GET', '/v1/webhooks', { key: hooks })).statusCode).toBe(200);
+    const pets = await t.request('GET', '/v1/pets', { key: hooks });
+    expect(pets.statusCode).toBe(403);
+    expect(pets.json()).toEqual(forbidden('pets:read'));
   });
 
   it('an expired key gets 401 like any invalid key within 5 s, and list shows it expired', async () => {

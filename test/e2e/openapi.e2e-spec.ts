@@ -32,7 +32,7 @@ describe('OpenAPI document', () => {
     ]);
   });
 
-  it('has the three operations of the seed, updatePet, listEvents and streamEvents, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
+  it('has the three operations of the seed, updatePet, the events and the webhooks, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item as Json).map(([method, op]): Json => ({ path, method, ...(op as Json) })),
     );
@@ -47,6 +47,11 @@ describe('OpenAPI document', () => {
       'updatePet PATCH /pets/{petId}',
       'listEvents GET /events',
       'streamEvents GET /events/stream',
+      'createWebhook POST /webhooks',
+      'listWebhooks GET /webhooks',
+      'getWebhook GET /webhooks/{id}',
+      'deleteWebhook DELETE /webhooks/{id}',
+      'rotateWebhookSecret POST /webhooks/{id}/rotate-secret',
     ]);
     const scopes: Json = {
       listPets: 'pets:read',
@@ -55,9 +60,14 @@ describe('OpenAPI document', () => {
       updatePet: 'pets:write',
       listEvents: 'pets:read',
       streamEvents: 'pets:read',
+      createWebhook: 'webhooks:manage',
+      listWebhooks: 'webhooks:manage',
+      getWebhook: 'webhooks:manage',
+      deleteWebhook: 'webhooks:manage',
+      rotateWebhookSecret: 'webhooks:manage',
     };
     for (const op of operations) {
-      expect(op.tags).toEqual([op.path.startsWith('/events') ? 'events' : 'animals']);
+      expect(op.tags).toEqual([/^\/(events|webhooks)/.exec(op.path)?.[1] ?? 'animals']);
       // OpenAPI 3.0 lists scopes in a requirement only for OAuth2 and OpenID Connect schemes.
       expect(op.security).toEqual([{ bearerAuth: [] }]);
       expect(op['x-required-scopes']).toEqual([scopes[op.operationId]]);
@@ -122,6 +132,29 @@ describe('OpenAPI document', () => {
       '500',
       '503',
     ]);
+    const common = ['401', '403', '429', '500', '503'];
+    expect(statuses('/webhooks', 'post')).toEqual([
+      '201',
+      '400',
+      ...common.slice(0, 2),
+      '413',
+      '415',
+      ...common.slice(2),
+    ]);
+    expect(statuses('/webhooks', 'get')).toEqual(['200', ...common]);
+    for (const [path, method, success] of [
+      ['/webhooks/{id}', 'get', '200'],
+      ['/webhooks/{id}', 'delete', '204'],
+      ['/webhooks/{id}/rotate-secret', 'post', '200'],
+    ]) {
+      expect(statuses(path, method)).toEqual([
+        success,
+        '400',
+        ...common.slice(0, 2),
+        '404',
+        ...common.slice(2),
+      ]);
+    }
     for (const item of Object.values<Json>(doc.paths)) {
       for (const op of Object.values<Json>(item)) {
         for (const [status, response] of Object.entries<Json>(op.responses)) {

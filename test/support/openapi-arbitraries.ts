@@ -18,6 +18,8 @@ export interface Schema {
   required?: string[];
   minProperties?: number;
   items?: Schema;
+  /** OpenAPI 3.0: null is a value too. */
+  nullable?: boolean;
   description?: string;
 }
 
@@ -421,6 +423,7 @@ export function conforms(
   stringRule?: StringRule,
 ): boolean {
   const s = doc.resolve(schema);
+  if (s.nullable && value === null) return true;
   if (s.enum && !s.enum.includes(value)) return false;
   switch (s.type) {
     case 'integer':

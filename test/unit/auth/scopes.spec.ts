@@ -7,19 +7,30 @@ describe('parseScopes', () => {
     ['pets:write', ['pets:write']],
     ['pets:read,pets:write', ['pets:read', 'pets:write']],
     ['pets:write,pets:read', ['pets:read', 'pets:write']],
+    ['webhooks:manage', ['webhooks:manage']],
+    ['webhooks:manage,pets:read', ['pets:read', 'webhooks:manage']],
   ])('parses %j', (text, scopes) => {
     expect(parseScopes(text)).toEqual(scopes);
   });
 
   it.each([
-    ['', 'unknown scope "": scopes are pets:read, pets:write, comma-separated'],
-    ['pets:admin', 'unknown scope "pets:admin": scopes are pets:read, pets:write, comma-separated'],
+    ['', 'unknown scope "": scopes are pets:read, pets:write, webhooks:manage, comma-separated'],
+    [
+      'pets:admin',
+      'unknown scope "pets:admin": scopes are pets:read, pets:write, webhooks:manage, comma-separated',
+    ],
     [
       'pets:read, pets:write',
-      'unknown scope " pets:write": scopes are pets:read, pets:write, comma-separated',
+      'unknown scope " pets:write": scopes are pets:read, pets:write, webhooks:manage, comma-separated',
     ],
-    ['pets:read,', 'unknown scope "": scopes are pets:read, pets:write, comma-separated'],
-    ['PETS:READ', 'unknown scope "PETS:READ": scopes are pets:read, pets:write, comma-separated'],
+    [
+      'pets:read,',
+      'unknown scope "": scopes are pets:read, pets:write, webhooks:manage, comma-separated',
+    ],
+    [
+      'PETS:READ',
+      'unknown scope "PETS:READ": scopes are pets:read, pets:write, webhooks:manage, comma-separated',
+    ],
     ['pets:read,pets:read', 'scope pets:read is listed twice'],
   ])('refuses %j', (text, message) => {
     expect(() => parseScopes(text)).toThrow(new RangeError(message));

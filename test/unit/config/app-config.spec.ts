@@ -39,6 +39,11 @@ describe('loadConfig', () => {
       eventRetentionDays: 30,
       eventStreamsPerKey: 5,
       eventStreamHeartbeatSeconds: 15,
+      webhookTimeoutMs: 15000,
+      webhookRetryScheduleMs: [
+        0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000,
+        86_400_000,
+      ],
       webhookAllowPrivateTargets: false,
     });
   });
@@ -393,19 +398,37 @@ describe('loadConfig', () => {
     });
   });
 
-  describe('WEBHOOK_ALLOW_PRIVATE_TARGETS', () => {
+  describe('WEBHOOK_RETRY_SCHEDULE', () => {
     it.each([
-      ['true', true],
-      ['false', false],
-    ])('accepts %j', (value, expected) => {
-      expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: value }).webhookAllowPrivateTargets).toBe(
-        expected,
+      ['1s', [1_000]],
+      ['0s,1s,1s', [0, 1_000, 1_000]],
+      ['2m,1h', [120_000, 3_600_000]],
+    ])('reads %j', (value, delays) => {
+      expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: value }).webhookRetryScheduleMs).toEqual(delays);
+    });
+
+    it.each([
+      '1',
+      '1s,',
+      ' 1s',
+      '01s',
+      '1d',
+      '1.5s',
+      '-1s',
+      '169h',
+      Array(21).fill('1s').join(','),
+    ])('rejects %j', (value) => {
+      expect(configError({ WEBHOOK_RETRY_SCHEDULE: value }).message).toBe(
+        `Invalid configuration: WEBHOOK_RETRY_SCHEDULE must be 1 to 20 comma-separated delays of at most 7 days, each whole seconds, minutes or hours (0s,5s,5m,2h) (got ${JSON.stringify(value)})`,
       );
     });
 
-    it.each(['1', 'yes', 'TRUE', 'on'])('rejects %j', (value) => {
-      expect(configError({ WEBHOOK_ALLOW_PRIVATE_TARGETS: value }).message).toBe(
-        `Invalid configuration: WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false (got ${JSON.stringify(value)})`,
+    it('WEBHOOK_ALLOW_PRIVATE_TARGETS is true or false', () => {
+      expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }).webhookAllowPrivateTargets).toBe(
+        true,
+      );
+      expect(configError({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' }).message).toBe(
+        'Invalid configuration: WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false (got "yes")',
       );
     });
   });

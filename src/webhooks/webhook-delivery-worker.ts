@@ -1,0 +1,260 @@
+import {
+  type BeforeApplicationShutdown,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { AppConfig } from '../config/app-config.js';
+import { ChangeNotifications } from '../database/change-notifications.js';
+import { eventIdOf } from '../events/event-position.js';
+import { eventJson } from '../events/event-json.js';
+import { PetEventsRepository } from '../events/pet-events.repository.js';
+import { untraced } from '../telemetry/tracing.js';
+import { Clock } from '../time/clock.js';
+import { nextAttemptDelayMs, retryAfterMs } from './retry-schedule.js';
+import {
+  type DueDelivery,
+  type LeasedSubscription,
+  WebhookDeliveriesRepository,
+} from './webhook-deliveries.repository.js';
+import { type AttemptOutcome, WebhookSender } from './webhook-sender.js';
+import { signedHeaders } from './webhook-signature.js';
+
+/** Looks for owed and due deliveries this often even without a commit to wake it. */
+const POLL_MS = 1_000;
+/** Events read per query when recording what a subscription is owed. */
+const EVENT_BATCH = 100;
+/** Due deliveries read per query while sending for one subscription. */
+const DELIVERY_BATCH = 20;
+/** Subscriptions this instance sends for at once: a slow receiver holds up only its own. */
+const MAX_SUBSCRIPTIONS_AT_ONCE = 8;
+/** A lease outlasts the attempt it is renewed for by this much, for the writes around it. */
+const LEASE_MARGIN_MS = 10_000;
+/**
+ * How long SIGTERM waits for the attempts in flight before cutting them off: well inside the
+ * process's 10 s to stop (docs/api-design.md, "Operations").
+ */
+const SHUTDOWN_WAIT_MS = 5_000;
+
+/**
+ * Sends the webhooks (docs/events.md, "Webhooks"), in every instance. A pass first records, for
+ * each enabled subscription, a delivery owed for each matching event after its cursor, moving the
+ * cursor in the same transaction; then it leases subscriptions with deliveries due and sends each
+ * one's, in event order, one at a time. A lease is renewed before every attempt and outlasts it,
+ * so two instances never send for one subscription at once. Commits in this process, commits
+ * anywhere (ChangeNotifications) and a timer wake it; everything it knows is in the database.
+ */
+@Injectable()
+export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('WebhookDeliveryWorker');
+  /** Names this instance's leases. */
+  private readonly owner = randomUUID();
+  private readonly sending = new Map<number, Promise<void>>();
+  private timer?: NodeJS.Timeout;
+  /** The pass running now; undefined between passes. */
+  private running?: Promise<void>;
+  private wokenAgain = false;
+  private stopping = false;
+  /** Aborted when SIGTERM has waited long enough for the attempts in flight. */
+  private readonly cutOff = new AbortController();
+
+  constructor(
+    private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly events: PetEventsRepository,
+    private readonly sender: WebhookSender,
+    private readonly notifications: ChangeNotifications,
+    private readonly config: AppConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.events.onCommitted(() => this.wake());
+    this.notifications.listen(() => this.wake());
+    this.timer = setInterval(() => this.wake(), POLL_MS);
+    this.timer.unref();
+    this.wake();
+  }
+
+  /**
+   * SIGTERM: claims nothing more, lets the attempts in flight end for up to 5 s, cuts off those
+   * still waiting for an answer (unrecorded: they stay due, and may arrive twice), and releases
+   * the leases, so another instance takes over at once.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.timer);
+    const finished = Promise.all([this.running, ...this.sending.values()]);
+    const waited = setTimeout(() => this.cutOff.abort(), SHUTDOWN_WAIT_MS);
+    await finished;
+    clearTimeout(waited);
+  }
+
+  /** Runs a pass, or another right after the one running. */
+  wake(): void {
+    if (this.stopping) return;
+    if (this.running) {
+      this.wokenAgain = true;
+      return;
+    }
+    this.running = untraced(() => this.pass()).finally(() => {
+      this.running = undefined;
+      if (this.wokenAgain) {
+        this.wokenAgain = false;
+        this.wake();
+      }
+    });
+  }
+
+  private async pass(): Promise<void> {
+    try {
+      await this.recordOwed();
+      await this.claimAndSend();
+    } catch (error) {
+      // The next wake tries again: what is owed is in the database.
+      this.logger.warn(`webhook pass failed: ${(error as Error).message}`);
+    }
+  }
+
+  /** Records the deliveries owed for the events committed after each subscription's cursor. */
+  private async recordOwed(): Promise<void> {
+    for (const { id, eventTypes, after } of await this.deliveries.findCursors()) {
+      let from = after;
+      for (;;) {
+        const page = await this.events.findPage(from, EVENT_BATCH);
+        if (page.length === 0) break;
+        const owed = page.filter((event) => eventTypes?.includes(event.type) ?? true);
+        const to = page.at(-1)!;
+        if (!(await this.deliveries.recordOwed(id, from, to, owed, this.firstAttemptAt()))) break;
+        from = to;
+        if (page.length < EVENT_BATCH) break;
+      }
+    }
+  }
+
+  private async claimAndSend(): Promise<void> {
+    const free = MAX_SUBSCRIPTIONS_AT_ONCE - this.sending.size;
+    if (free <= 0 || this.stopping) return;
+    const now = this.clock.now();
+    const claimed = await this.deliveries.claimDue(now, this.leaseEnd(now), this.owner, free);
+    for (const id of claimed) {
+      // The lease is released before this settles: a later pass may have claimed it again.
+      const sending: Promise<void> = this.sendDue(id).finally(() => {
+        if (this.sending.get(id) === sending) this.sending.delete(id);
+      });
+      this.sending.set(id, sending);
+    }
+  }
+
+  /** Sends the subscription's due deliveries in event order until none is due, then lets go. */
+  private async sendDue(id: number): Promise<void> {
+    try {
+      for (;;) {
+        const due = await this.deliveries.findDue(id, this.clock.now(), DELIVERY_BATCH);
+        if (due.length === 0) return;
+        for (const delivery of due) {
+          if (this.stopping) return;
+          const now = this.clock.now();
+          const leased = await this.deliveries.renewLease(id, this.owner, this.leaseEnd(now));
+          if (!leased) return;
+          if (!(await this.attempt(leased, delivery))) return;
+        }
+      }
+    } catch (error) {
+      this.logger.warn(`webhook ${id}: deliveries not sent: ${(error as Error).message}`);
+    } finally {
+      await this.deliveries.releaseLease(id, this.owner).catch(() => {});
+    }
+  }
+
+  /** One attempt, recorded; false when no more should follow (disabled, or cut off). */
+  private async attempt(subscription: LeasedSubscription, delivery: DueDelivery): Promise<boolean> {
+    const event = await this.events.findAt(delivery.event);
+    if (!event) {
+      // Retention deleted it: no later attempt could send it either.
+      await this.fail(subscription.id, delivery, {}, 'event deleted by retention', false);
+      return true;
+    }
+    const body = eventJson(event);
+    const sentAt = this.clock.now();
+    const headers = signedHeaders(subscription, eventIdOf(event), sentAt, body);
+    const outcome = await this.sender.send(
+      subscription.url,
+      headers,
+      body,
+      this.config.webhookTimeoutMs,
+      this.cutOff.signal,
+    );
+    if (this.cutOff.signal.aborted) return false;
+    const now = this.clock.now();
+    if (outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300) {
+      await this.deliveries.recordSuccess(subscription.id, delivery.event, now);
+      return true;
+    }
+    if (outcome.status === 410) {
+      await this.deliveries.disable(
+        subscription.id,
+        'HTTP 410: the receiver asked for no more deliveries',
+        now,
+      );
+      return false;
+    }
+    await this.fail(subscription.id, delivery, outcome, failureReason(outcome, this.config));
+    return true;
+  }
+
+  /** Records a failed attempt, and when the next is due; none when `retry` is false. */
+  private async fail(
+    id: number,
+    delivery: DueDelivery,
+    outcome: Omit<AttemptOutcome, 'latencyMs'>,
+    reason: string,
+    retry = true,
+  ): Promise<void> {
+    const now = this.clock.now();
+    const attempts = delivery.attempts + 1;
+    const retryAfter =
+      outcome.status === undefined
+        ? undefined
+        : retryAfterMs(outcome.status, outcome.retryAfter, now);
+    const delay = retry
+      ? nextAttemptDelayMs(this.config.webhookRetryScheduleMs, attempts, retryAfter, Math.random())
+      : undefined;
+    await this.deliveries.recordFailure(
+      id,
+      delivery.event,
+      {
+        attempts,
+        nextAttemptAt: delay === undefined ? undefined : new Date(now.getTime() + delay),
+        status: outcome.status ?? null,
+        error: outcome.errorClass ?? null,
+        reason:
+          delay === undefined ? `${reason}; given up after ${attemptsText(attempts)}` : reason,
+      },
+      now,
+    );
+  }
+
+  /** When a newly owed delivery is first attempted: the schedule's first delay from now. */
+  private firstAttemptAt(): Date {
+    const schedule = this.config.webhookRetryScheduleMs;
+    const delay = nextAttemptDelayMs(schedule, 0, undefined, Math.random())!;
+    return new Date(this.clock.now().getTime() + delay);
+  }
+
+  private leaseEnd(now: Date): Date {
+    return new Date(now.getTime() + this.config.webhookTimeoutMs + LEASE_MARGIN_MS);
+  }
+}
+
+function attemptsText(attempts: number): string {
+  return attempts === 1 ? '1 attempt' : `${attempts} attempts`;
+}
+
+/** What a client reads in lastFailureReason: the status, or what went wrong before one. */
+function failureReason(outcome: AttemptOutcome, config: AppConfig): string {
+  if (outcome.status !== undefined) return `HTTP ${outcome.status}`;
+  if (outcome.errorClass === 'timeout')
+    return `timeout: no answer within ${config.webhookTimeoutMs} ms`;
+  return outcome.errorClass ?? 'network error';
+}

@@ -1,0 +1,34 @@
+import type { PetEventType } from '../events/pet-event.js';
+
+/** A webhook subscription as stored, without its signing secrets, with its deliveries owed. */
+export interface WebhookSubscription {
+  id: number;
+  url: string;
+  /** The event types sent to it; null: every type, including types added later. */
+  eventTypes: PetEventType[] | null;
+  createdAt: Date;
+  disabledAt: Date | null;
+  disabledReason: string | null;
+  lastSuccessAt: Date | null;
+  lastFailureAt: Date | null;
+  lastFailureReason: string | null;
+  /** Deliveries still to be attempted. */
+  pendingDeliveries: number;
+  /** Deliveries whose every attempt failed. */
+  givenUpDeliveries: number;
+}
+
+/** A subscription just created or given a new secret: its signing secret, shown this once. */
+export interface WebhookSubscriptionWithSecret {
+  subscription: WebhookSubscription;
+  secret: string;
+}
+
+/** `event_types` as stored: NULL for every type, else a JSON array of them. */
+export function eventTypesOfColumn(value: unknown): PetEventType[] | null {
+  return value === null ? null : (JSON.parse(value as string) as PetEventType[]);
+}
+
+export function eventTypesColumn(types: PetEventType[] | null): string | null {
+  return types && JSON.stringify(types);
+}

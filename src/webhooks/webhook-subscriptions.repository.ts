@@ -1,0 +1,146 @@
+import { Injectable } from '@nestjs/common';
+import { type Row, SqlRunner, type Statement } from '../database/sql-runner.js';
+import type { EventPosition } from '../events/event-position.js';
+import type { PetEventType } from '../events/pet-event.js';
+import {
+  eventTypesColumn,
+  eventTypesOfColumn,
+  type WebhookSubscription,
+} from './webhook-subscription.js';
+
+export interface NewWebhookSubscription {
+  url: string;
+  eventTypes: PetEventType[] | null;
+  secret: string;
+  createdAt: Date;
+  /** Deliveries are owed for the events after this position. */
+  after: EventPosition;
+}
+
+const SUBSCRIPTION_COLUMNS = `s.id, s.url, s.event_types, s.created_at, s.disabled_at,
+  s.disabled_reason, s.last_success_at, s.last_failure_at, s.last_failure_reason,
+  (SELECT COUNT(*) FROM webhook_deliveries d
+    WHERE d.subscription_id = s.id AND d.state = 'pending') AS pending_deliveries,
+  (SELECT COUNT(*) FROM webhook_deliveries d
+    WHERE d.subscription_id = s.id AND d.state = 'given_up') AS given_up_deliveries`;
+
+function statements(db: SqlRunner) {
+  return {
+    insert: db.statement<{
+      url: string;
+      eventTypes: string | null;
+      secret: string;
+      createdAt: string;
+      afterTx: string;
+      afterSeq: string;
+    }>(
+      `INSERT INTO webhook_subscriptions (url, event_types, secret, created_at, after_tx, after_seq)
+      VALUES (:url, :eventTypes, :secret, :createdAt, :afterTx, :afterSeq) RETURNING id`,
+    ),
+    all: db.statement<object>(
+      `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions s ORDER BY s.id`,
+    ),
+    byId: db.statement<{ id: number }>(
+      `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions s WHERE s.id = :id`,
+    ),
+    deleteDeliveries: db.statement<{ id: number }>(
+      'DELETE FROM webhook_deliveries WHERE subscription_id = :id',
+    ),
+    delete: db.statement<{ id: number }>(
+      'DELETE FROM webhook_subscriptions WHERE id = :id RETURNING id',
+    ),
+    // The right-hand sides read the row as it was: the current secret becomes the previous one.
+    rotateSecret: db.statement<{ id: number; secret: string; previousExpiresAt: string }>(
+      `UPDATE webhook_subscriptions SET previous_secret = secret,
+      previous_secret_expires_at = :previousExpiresAt, secret = :secret
+      WHERE id = :id RETURNING id`,
+    ),
+  };
+}
+
+/** All SQL on `webhook_subscriptions` that the management API needs. */
+@Injectable()
+export class WebhookSubscriptionsRepository {
+  private readonly sql: ReturnType<typeof statements>;
+
+  constructor(private readonly db: SqlRunner) {
+    this.sql = statements(db);
+  }
+
+  async create(subscription: NewWebhookSubscription): Promise<number> {
+    const { insert } = this.sql;
+    const [row] = await this.db.write(
+      insert.text,
+      insert.values({
+        url: subscription.url,
+        eventTypes: eventTypesColumn(subscription.eventTypes),
+        secret: subscription.secret,
+        createdAt: subscription.createdAt.toISOString(),
+        afterTx: subscription.after.tx.toString(),
+        afterSeq: subscription.after.seq.toString(),
+      }),
+    );
+    return Number(row.id);
+  }
+
+  /** Every subscription, oldest first. On the primary: a client reads what it just wrote. */
+  async findAll(): Promise<WebhookSubscription[]> {
+    return (await this.query(this.sql.all, {})).map(toSubscription);
+  }
+
+  async findById(id: number): Promise<WebhookSubscription | null> {
+    const [row] = await this.query(this.sql.byId, { id });
+    return row ? toSubscription(row) : null;
+  }
+
+  /** Deletes the subscription and the deliveries it was owed; false when there was none. */
+  delete(id: number): Promise<boolean> {
+    const { deleteDeliveries, delete: deleteSubscription } = this.sql;
+    return this.db.transaction(async (transaction) => {
+      await transaction.query(deleteDeliveries.text, deleteDeliveries.values({ id }));
+      const deleted = await transaction.query(
+        deleteSubscription.text,
+        deleteSubscription.values({ id }),
+      );
+      return deleted.length > 0;
+    });
+  }
+
+  /**
+   * Makes `secret` the subscription's signing secret, and its current one the previous secret,
+   * which signs too until `previousExpiresAt`; false when there is no such subscription.
+   */
+  async rotateSecret(id: number, secret: string, previousExpiresAt: Date): Promise<boolean> {
+    const { rotateSecret } = this.sql;
+    const rows = await this.db.write(
+      rotateSecret.text,
+      rotateSecret.values({ id, secret, previousExpiresAt: previousExpiresAt.toISOString() }),
+    );
+    return rows.length > 0;
+  }
+
+  private query<P>(statement: Statement<P>, parameters: P): Promise<Row[]> {
+    return this.db.write(statement.text, statement.values(parameters));
+  }
+}
+
+function toSubscription(row: Row): WebhookSubscription {
+  return {
+    id: Number(row.id),
+    url: row.url as string,
+    eventTypes: eventTypesOfColumn(row.event_types),
+    createdAt: new Date(row.created_at as string | Date),
+    disabledAt: optionalDate(row.disabled_at),
+    disabledReason: row.disabled_reason as string | null,
+    lastSuccessAt: optionalDate(row.last_success_at),
+    lastFailureAt: optionalDate(row.last_failure_at),
+    lastFailureReason: row.last_failure_reason as string | null,
+    // PostgreSQL counts in bigint, which its driver returns as text.
+    pendingDeliveries: Number(row.pending_deliveries),
+    givenUpDeliveries: Number(row.given_up_deliveries),
+  };
+}
+
+function optionalDate(value: unknown): Date | null {
+  return value === null ? null : new Date(value as string | Date);
+}

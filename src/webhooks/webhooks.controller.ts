@@ -1,0 +1,130 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import {
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
+import { RequireScope } from '../auth/require-scope.decorator.js';
+import { ApiErrorResponses } from '../errors/api-error-responses.js';
+import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
+import { NewWebhookDto } from './dto/new-webhook.dto.js';
+import { WebhookDto } from './dto/webhook.dto.js';
+import { WEBHOOK_ID_SCHEMA } from './dto/webhook-properties.js';
+import { WebhookWithSecretDto } from './dto/webhook-with-secret.dto.js';
+import { ParseWebhookIdPipe } from './webhook-id.pipe.js';
+import { WebhooksService } from './webhooks.service.js';
+
+const CREATE_WEBHOOK_DESCRIPTION =
+  'Subscribes a URL to the changes committed from now on: each event (the PetEvent of listEvents) ' +
+  'is POSTed to it, signed as Standard Webhooks 1.0 describes (`webhook-id`, `webhook-timestamp`, ' +
+  '`webhook-signature`), retried until the receiver answers 2xx or the retry schedule ends, in ' +
+  'event order while the receiver succeeds. The answer carries the signing secret: the only time ' +
+  'it is shown.';
+
+const ROTATE_SECRET_DESCRIPTION =
+  'Gives the webhook a new signing secret, shown only in this answer. For 24 hours deliveries ' +
+  'carry signatures by both the new and the previous secret, so the receiver can switch over ' +
+  'without refusing any.';
+
+@ApiTags('webhooks')
+@ApiErrorResponses(401)
+@ApiRateLimitedResponse()
+@ApiErrorResponses(500, 503)
+@Controller({ path: 'webhooks', version: '1' })
+export class WebhooksController {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  @Post()
+  @HttpCode(201)
+  @RequireScope('webhooks:manage')
+  @ApiOperation({
+    operationId: 'createWebhook',
+    summary: 'Subscribe a URL to the changes',
+    description: CREATE_WEBHOOK_DESCRIPTION,
+  })
+  @ApiCreatedResponse({
+    description: 'The webhook with its signing secret.',
+    type: WebhookWithSecretDto,
+    headers: RATE_LIMIT_HEADERS,
+  })
+  @ApiErrorResponses(400, 413, 415)
+  createWebhook(@Body() webhook: NewWebhookDto): Promise<WebhookWithSecretDto> {
+    return this.webhooks.create(webhook);
+  }
+
+  @Get()
+  @RequireScope('webhooks:manage')
+  @ApiOperation({
+    operationId: 'listWebhooks',
+    summary: 'List the webhooks',
+    description: 'Every webhook of the store, oldest first, with the state of its deliveries.',
+  })
+  @ApiOkResponse({
+    description: 'Every webhook, oldest first.',
+    type: [WebhookDto],
+    headers: RATE_LIMIT_HEADERS,
+  })
+  listWebhooks(): Promise<WebhookDto[]> {
+    return this.webhooks.list();
+  }
+
+  @Get(':id')
+  @RequireScope('webhooks:manage')
+  @ApiOperation({
+    operationId: 'getWebhook',
+    summary: 'Get a webhook',
+    description: 'The webhook and the state of its deliveries; never its secret.',
+  })
+  @ApiOkResponse({ description: 'The webhook.', type: WebhookDto, headers: RATE_LIMIT_HEADERS })
+  @ApiErrorResponses(400, 404)
+  @ApiWebhookId()
+  getWebhook(@Param('id', ParseWebhookIdPipe) id: number): Promise<WebhookDto> {
+    return this.webhooks.get(id);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @RequireScope('webhooks:manage')
+  @ApiOperation({
+    operationId: 'deleteWebhook',
+    summary: 'Delete a webhook',
+    description:
+      'Deletes the webhook and what it was still owed: nothing more is sent to it once this answers.',
+  })
+  @ApiNoContentResponse({ description: 'Deleted.', headers: RATE_LIMIT_HEADERS })
+  @ApiErrorResponses(400, 404)
+  @ApiWebhookId()
+  deleteWebhook(@Param('id', ParseWebhookIdPipe) id: number): Promise<void> {
+    return this.webhooks.delete(id);
+  }
+
+  @Post(':id/rotate-secret')
+  @HttpCode(200)
+  @RequireScope('webhooks:manage')
+  @ApiOperation({
+    operationId: 'rotateWebhookSecret',
+    summary: "Replace a webhook's signing secret",
+    description: ROTATE_SECRET_DESCRIPTION,
+  })
+  @ApiOkResponse({
+    description: 'The webhook with its new signing secret.',
+    type: WebhookWithSecretDto,
+    headers: RATE_LIMIT_HEADERS,
+  })
+  @ApiErrorResponses(400, 404)
+  @ApiWebhookId()
+  rotateWebhookSecret(@Param('id', ParseWebhookIdPipe) id: number): Promise<WebhookWithSecretDto> {
+    return this.webhooks.rotateSecret(id);
+  }
+}
+
+function ApiWebhookId() {
+  return ApiParam({
+    name: 'id',
+    description: 'The identifier of the webhook.',
+    schema: WEBHOOK_ID_SCHEMA,
+  });
+}

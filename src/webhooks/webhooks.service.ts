@@ -1,0 +1,90 @@
+import { Injectable } from '@nestjs/common';
+import { notFound, validationFailed } from '../errors/api-error.js';
+import { PET_EVENT_TYPES } from '../events/pet-event.js';
+import { PetEventsRepository } from '../events/pet-events.repository.js';
+import { Clock } from '../time/clock.js';
+import type { NewWebhookDto } from './dto/new-webhook.dto.js';
+import type { WebhookDto } from './dto/webhook.dto.js';
+import type { WebhookWithSecretDto } from './dto/webhook-with-secret.dto.js';
+import { newWebhookSecret, PREVIOUS_SECRET_OVERLAP_MS } from './webhook-secret.js';
+import type { WebhookSubscription } from './webhook-subscription.js';
+import { WebhookSubscriptionsRepository } from './webhook-subscriptions.repository.js';
+import { WebhookTargetPolicy } from './webhook-target-policy.js';
+
+/**
+ * Webhook subscriptions (docs/events.md, "Webhooks"): one set for the store, managed by any key
+ * with `webhooks:manage`. A secret leaves the service only in the answer that made it.
+ */
+@Injectable()
+export class WebhooksService {
+  constructor(
+    private readonly subscriptions: WebhookSubscriptionsRepository,
+    private readonly events: PetEventsRepository,
+    private readonly targets: WebhookTargetPolicy,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Creates a subscription owed every matching event committed from now on. */
+  async create({ url, events }: NewWebhookDto): Promise<WebhookWithSecretDto> {
+    const refusal = this.targets.checkUrl(url);
+    if (refusal !== undefined) throw validationFailed(refusal);
+    const target = new URL(url);
+    const secret = newWebhookSecret();
+    const id = await this.subscriptions.create({
+      url: target.href,
+      // In the order of PET_EVENT_TYPES, so equal filters are stored and shown alike.
+      eventTypes: events ? PET_EVENT_TYPES.filter((type) => events.includes(type)) : null,
+      secret,
+      createdAt: this.clock.now(),
+      after: await this.events.findNewestPosition(),
+    });
+    return withSecret(await this.get(id), secret);
+  }
+
+  async list(): Promise<WebhookDto[]> {
+    return (await this.subscriptions.findAll()).map(toWebhookDto);
+  }
+
+  async get(id: number): Promise<WebhookDto> {
+    const subscription = await this.subscriptions.findById(id);
+    if (!subscription) throw noSuchWebhook(id);
+    return toWebhookDto(subscription);
+  }
+
+  async delete(id: number): Promise<void> {
+    if (!(await this.subscriptions.delete(id))) throw noSuchWebhook(id);
+  }
+
+  /** A new secret; the one it replaces still signs deliveries for 24 hours. */
+  async rotateSecret(id: number): Promise<WebhookWithSecretDto> {
+    const secret = newWebhookSecret();
+    const previousExpiresAt = new Date(this.clock.now().getTime() + PREVIOUS_SECRET_OVERLAP_MS);
+    if (!(await this.subscriptions.rotateSecret(id, secret, previousExpiresAt)))
+      throw noSuchWebhook(id);
+    return withSecret(await this.get(id), secret);
+  }
+}
+
+const noSuchWebhook = (id: number) => notFound(`No webhook with id ${id}`);
+
+function toWebhookDto(subscription: WebhookSubscription): WebhookDto {
+  return {
+    id: subscription.id,
+    url: subscription.url,
+    events: subscription.eventTypes,
+    createdAt: subscription.createdAt.toISOString(),
+    disabled: subscription.disabledAt !== null,
+    lastSuccessAt: subscription.lastSuccessAt?.toISOString() ?? null,
+    lastFailureAt: subscription.lastFailureAt?.toISOString() ?? null,
+    lastFailureReason: subscription.lastFailureReason,
+    pendingDeliveries: subscription.pendingDeliveries,
+    givenUpDeliveries: subscription.givenUpDeliveries,
+  };
+}
+
+function withSecret(
+  { id, url, events, createdAt }: WebhookDto,
+  secret: string,
+): WebhookWithSecretDto {
+  return { id, url, events, createdAt, secret };
+}

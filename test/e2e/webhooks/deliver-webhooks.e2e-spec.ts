@@ -1,0 +1,224 @@
+import { Webhook } from 'standardwebhooks';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ApiKeyStore } from '../../../src/auth/api-key-store.js';
+import { createPet } from '../../support/pets-api.js';
+import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { ENGINES } from '../../support/test-database.js';
+import { type ReceivedDelivery, WebhookReceiver } from '../../support/webhook-receiver.js';
+
+/** Short retries, so a test sees every attempt of a delivery: 3 attempts, 1 s apart. */
+const ENV = {
+  RATE_LIMIT_PER_MINUTE: '0',
+  WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s',
+  WEBHOOK_TIMEOUT_MS: '2000',
+};
+
+interface Created {
+  id: number;
+  secret: string;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The event a delivery carries, after its signature checks out with `secret`. */
+function verified(secret: string, delivery: ReceivedDelivery): unknown {
+  return new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>);
+}
+
+describe.each(ENGINES)('webhook deliveries [%s]', (engine) => {
+  let t: TestApp;
+  let manager: string;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    t = await startTestApp(engine, ENV);
+    manager = (await t.app.get(ApiKeyStore).create('hooks', { scopes: ['webhooks:manage'] })).key;
+  });
+  afterAll(() => t?.close());
+  beforeEach(async () => {
+    await t.dataSource.query('DELETE FROM webhook_deliveries');
+    await t.dataSource.query('DELETE FROM webhook_subscriptions');
+    receiver = await WebhookReceiver.start();
+  });
+  afterEach(() => receiver.close());
+
+  const subscribe = async (body: object = {}): Promise<Created> => {
+    const created = await t.request('POST', '/v1/webhooks', {
+      key: manager,
+      body: { url: receiver.url, ...body },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    return created.json();
+  };
+  const webhook = async (id: number) =>
+    (await t.request('GET', `/v1/webhooks/${id}`, { key: manager })).json();
+  const sell = (id: number) =>
+    t.request('PATCH', `/v1/pets/${id}`, {
+      body: { status: 'sold' },
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+  /** The feed's events from `after` on: what the deliveries must carry. */
+  const feed = async (count: number) => {
+    const events = (await t.request('GET', '/v1/events?limit=100')).json<{ id: string }[]>();
+    return events.slice(-count);
+  };
+
+  it('delivers pet.created and pet.updated, signed as Standard Webhooks says, in event order', async () => {
+    const { id, secret } = await subscribe();
+    const pet = await createPet(t, { name: 'Rex', categoryId: 1, status: 'available' });
+    await sell(pet.id);
+    await receiver.waitFor(2);
+
+    const events = await feed(2);
+    expect(receiver.received.map((delivery) => verified(secret, delivery))).toEqual(events);
+    for (const [index, delivery] of receiver.received.entries()) {
+      expect(delivery.headers['content-type']).toBe('application/json');
+      expect(delivery.headers['webhook-id']).toBe(events[index].id);
+      expect(Number(delivery.headers['webhook-timestamp'])).toBeCloseTo(Date.now() / 1000, -2);
+      expect(delivery.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+      expect(delivery.body).toBe(JSON.stringify(events[index]));
+    }
+    expect(events.map((event) => (event as { type?: string }).type)).toEqual([
+      'pet.created',
+      'pet.updated',
+    ]);
+    await sleep(200);
+    expect(await webhook(id)).toMatchObject({
+      disabled: false,
+      lastSuccessAt: expect.any(String),
+      lastFailureAt: null,
+      pendingDeliveries: 0,
+      givenUpDeliveries: 0,
+    });
+  });
+
+  it('sends nothing from before the webhook was created', async () => {
+    await createPet(t, { name: 'Before', categoryId: 1 });
+    await subscribe();
+    const after = await createPet(t, { name: 'After', categoryId: 1 });
+    await receiver.waitFor(1);
+    await sleep(1_200);
+    expect(receiver.received).toHaveLength(1);
+    expect(JSON.parse(receiver.received[0].body).data.pet.id).toBe(after.id);
+  });
+
+  it('sends only the event types named in events', async () => {
+    const { secret } = await subscribe({ events: ['pet.updated'] });
+    const pet = await createPet(t, { name: 'Rex', categoryId: 1, status: 'available' });
+    await sell(pet.id);
+    await receiver.waitFor(1);
+    await sleep(1_200);
+    expect(receiver.received.map((delivery) => verified(secret, delivery))).toEqual([
+      expect.objectContaining({ type: 'pet.updated' }),
+    ]);
+  });
+
+  it('retries a 500 with the same webhook-id on the schedule, and records the failure', async () => {
+    receiver.answer = (_delivery, index) => ({ status: index === 0 ? 500 : 204 });
+    const { id, secret } = await subscribe();
+    await createPet(t, { name: 'Rex', categoryId: 1 });
+    await receiver.waitFor(2);
+
+    const [first, retry] = receiver.received;
+    expect(retry.headers['webhook-id']).toBe(first.headers['webhook-id']);
+    expect(verified(secret, retry)).toEqual(verified(secret, first));
+    // The schedule's second delay, 1 s less its 10 % jitter.
+    expect(retry.receivedAt - first.receivedAt).toBeGreaterThanOrEqual(900);
+    await sleep(200);
+    expect(await webhook(id)).toMatchObject({
+      lastSuccessAt: expect.any(String),
+      lastFailureAt: expect.any(String),
+      lastFailureReason: 'HTTP 500',
+      pendingDeliveries: 0,
+      givenUpDeliveries: 0,
+    });
+  });
+
+  it("waits a 503's Retry-After when it is longer than the schedule's delay", async () => {
+    receiver.answer = (_delivery, index) =>
+      index === 0 ? { status: 503, headers: { 'retry-after': '3' } } : { status: 200 };
+    await subscribe();
+    await createPet(t, { name: 'Rex', categoryId: 1 });
+    await receiver.waitFor(2);
+    const [first, retry] = receiver.received;
+    expect(retry.receivedAt - first.receivedAt).toBeGreaterThanOrEqual(2_900);
+  });
+
+  it('disables the webhook on 410 and sends it nothing more', async () => {
+    receiver.answer = () => ({ status: 410 });
+    const { id } = await subscribe();
+    await createPet(t, { name: 'Rex', categoryId: 1 });
+    await receiver.waitFor(1);
+    await createPet(t, { name: 'Max', categoryId: 1 });
+    await sleep(2_500);
+    expect(receiver.received).toHaveLength(1);
+    expect(await webhook(id)).toMatchObject({
+      disabled: true,
+      lastSuccessAt: null,
+      lastFailureAt: expect.any(String),
+      lastFailureReason: 'HTTP 410: the receiver asked for no more deliveries',
+    });
+  });
+
+  it('gives up after the last attempt and shows it in the webhook', async () => {
+    receiver.answer = () => ({ status: 500 });
+    const { id } = await subscribe();
+    await createPet(t, { name: 'Rex', categoryId: 1 });
+    await receiver.waitFor(3);
+    await sleep(1_500);
+    expect(receiver.received).toHaveLength(3);
+    expect(new Set(receiver.ids).size).toBe(1);
+    expect(await webhook(id)).toMatchObject({
+      disabled: false,
+      lastSuccessAt: null,
+      lastFailureReason: 'HTTP 500; given up after 3 attempts',
+      pendingDeliveries: 0,
+      givenUpDeliveries: 1,
+    });
+  });
+
+  it('counts a receiver that does not answer within WEBHOOK_TIMEOUT_MS as failed, and retries', async () => {
+    receiver.answer = (_delivery, index) => ({ status: 200, delayMs: index === 0 ? 3_000 : 0 });
+    const { id } = await subscribe();
+    await createPet(t, { name: 'Slow', categoryId: 1 });
+    await receiver.waitFor(2, 8_000);
+    expect(new Set(receiver.ids).size).toBe(1);
+    expect(await webhook(id)).toMatchObject({
+      lastFailureReason: 'timeout: no answer within 2000 ms',
+    });
+  });
+
+  it('sends nothing more once the webhook is deleted', async () => {
+    receiver.answer = () => ({ status: 500 });
+    const { id } = await subscribe();
+    await createPet(t, { name: 'Rex', categoryId: 1 });
+    await receiver.waitFor(1);
+    expect((await t.request('DELETE', `/v1/webhooks/${id}`, { key: manager })).statusCode).toBe(
+      204,
+    );
+    await sleep(2_500);
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('signs with both secrets for 24 h after a rotation: either verifies', async () => {
+    const { id, secret: previous } = await subscribe();
+    const rotated = await t.request('POST', `/v1/webhooks/${id}/rotate-secret`, { key: manager });
+    const { secret } = rotated.json();
+    await createPet(t, { name: 'Rex', categoryId: 1 });
+    await receiver.waitFor(1);
+    const [delivery] = receiver.received;
+    expect(String(delivery.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expect(verified(secret, delivery)).toEqual(verified(previous, delivery));
+  });
+
+  it('delivers in event order, and a failing event does not hold later ones back', async () => {
+    receiver.answer = (_delivery, index) => ({ status: index === 0 ? 500 : 200 });
+    await subscribe();
+    const pets = [];
+    for (let i = 0; i < 5; i++) pets.push(await createPet(t, { name: `p${i}`, categoryId: 1 }));
+    await receiver.waitFor(6);
+    const order = (await feed(5)).map(({ id }) => id);
+    // The first event failed once; the other four went on in order, then its retry came.
+    expect(receiver.ids).toEqual([order[0], ...order.slice(1), order[0]]);
+  });
+});
