@@ -26,7 +26,8 @@ const LEAKS: [string, RegExp][] = [
   ['a stack trace', /\n\s+at |\bat (?:async )?[\w$.<>]+ \(|[\w-]+\.(?:ts|js|mjs|cjs):\d+/],
   [
     'SQL or a database name',
-    /\b(?:SELECT|INSERT|UPDATE|DELETE)\b[^]*\b(?:FROM|INTO|SET|WHERE)\b|SQLITE_|sqlite|postgres|syntax error|QueryFailed|relation "/i,
+    // Statement shapes, not the words alone: "delete" is also an HTTP method the document names.
+    /\bSELECT\b[^]{0,300}?\bFROM\b|\bINSERT\s+INTO\b|\bUPDATE\s+"?\w+"?\s+SET\b|\bDELETE\s+FROM\b|SQLITE_|sqlite|postgres|syntax error|QueryFailed|relation "/i,
   ],
   [
     'a framework name',

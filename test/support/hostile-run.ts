@@ -26,7 +26,12 @@ const ENGINE_SHARE: Record<Engine, number> = { sqlite: 1, postgres: 0.15 };
  * The environment every hostile app runs with: no rate limits, or the runs would hit them (the
  * runs send thousands of refused keys from one address).
  */
-export const HOSTILE_ENV = { RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT_PER_MINUTE: '0' };
+/** Limits off; webhook targets unchecked, whose refusals test/unit/webhooks and e2e/webhooks prove. */
+export const HOSTILE_ENV = {
+  RATE_LIMIT_PER_MINUTE: '0',
+  AUTH_FAILURE_LIMIT_PER_MINUTE: '0',
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+};
 
 let requestsSent = 0;
 const requestsByProperty = new Map<string, number>();

@@ -6,9 +6,13 @@ import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { ENGINES } from '../../support/test-database.js';
 import { type ReceivedDelivery, WebhookReceiver } from '../../support/webhook-receiver.js';
 
-/** Short retries, so a test sees every attempt of a delivery: 3 attempts, 1 s apart. */
+/**
+ * Short retries, so a test sees every attempt of a delivery: 3 attempts, 1 s apart; the receiver
+ * is on loopback.
+ */
 const ENV = {
   RATE_LIMIT_PER_MINUTE: '0',
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s',
   WEBHOOK_TIMEOUT_MS: '2000',
 };

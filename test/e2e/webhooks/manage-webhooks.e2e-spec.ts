@@ -27,7 +27,10 @@ describe.each(ENGINES)('webhook subscriptions [%s]', (engine) => {
   let manager: string;
 
   beforeAll(async () => {
-    t = await startTestApp(engine, { RATE_LIMIT_PER_MINUTE: '0' });
+    t = await startTestApp(engine, {
+      RATE_LIMIT_PER_MINUTE: '0',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    });
     manager = (await t.app.get(ApiKeyStore).create('hooks', { scopes: ['webhooks:manage'] })).key;
   });
   afterAll(() => t?.close());
@@ -204,5 +207,57 @@ describe.each(ENGINES)('webhook subscriptions [%s]', (engine) => {
   it('refuses a request without a key with 401 before looking at the body', async () => {
     const response = await t.request('POST', '/v1/webhooks', { key: null, body: {} });
     expect(response.statusCode).toBe(401);
+  });
+});
+
+describe.each(ENGINES)('webhook targets as production checks them [%s]', (engine) => {
+  let t: TestApp;
+  let manager: string;
+
+  beforeAll(async () => {
+    t = await startTestApp(engine, { RATE_LIMIT_PER_MINUTE: '0' });
+    manager = (await t.app.get(ApiKeyStore).create('hooks', { scopes: ['webhooks:manage'] })).key;
+  });
+  afterAll(() => t?.close());
+
+  it.each([
+    ['http://shop.example/hook', 'url must be an https URL'],
+    [
+      'https://127.0.0.1/hook',
+      'url must not point to a loopback, private or otherwise non-public address',
+    ],
+    [
+      'https://2130706433/hook',
+      'url must not point to a loopback, private or otherwise non-public address',
+    ],
+    [
+      'https://[::ffff:169.254.169.254]/',
+      'url must not point to a loopback, private or otherwise non-public address',
+    ],
+    [
+      'https://10.0.0.8/hook',
+      'url must not point to a loopback, private or otherwise non-public address',
+    ],
+    [
+      'https://localhost/hook',
+      'url must not name a local host (localhost, *.localhost, *.internal, *.local)',
+    ],
+    [
+      'https://metadata.google.internal/',
+      'url must not name a local host (localhost, *.localhost, *.internal, *.local)',
+    ],
+  ])('refuses %s before storing anything: 400', async (url, message) => {
+    const response = await t.request('POST', '/v1/webhooks', { key: manager, body: { url } });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual(invalid(message));
+    expect(await t.dataSource.query('SELECT id FROM webhook_subscriptions')).toEqual([]);
+  });
+
+  it('accepts https to a public name: its addresses are checked on every connection', async () => {
+    const response = await t.request('POST', '/v1/webhooks', {
+      key: manager,
+      body: { url: 'https://marketplace.example/hooks' },
+    });
+    expect(response.statusCode).toBe(201);
   });
 });

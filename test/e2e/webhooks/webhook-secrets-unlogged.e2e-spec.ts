@@ -7,7 +7,11 @@ describe('webhook secrets in the server log (node dist/main.js)', () => {
   let receiver: WebhookReceiver;
 
   beforeAll(async () => {
-    dev = await startDevServer({ LOG_LEVEL: 'trace', WEBHOOK_RETRY_SCHEDULE: '0s,1s' });
+    dev = await startDevServer({
+      LOG_LEVEL: 'trace',
+      WEBHOOK_RETRY_SCHEDULE: '0s,1s',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    });
     receiver = await WebhookReceiver.start();
   });
   afterAll(async () => {

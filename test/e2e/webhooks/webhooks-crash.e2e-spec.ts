@@ -36,6 +36,7 @@ describe.each(ENGINES)('webhooks through a kill -9 [%s]', (engine) => {
         RATE_LIMIT_PER_MINUTE: '0',
         WEBHOOK_TIMEOUT_MS: '1000',
         WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s,1s',
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
       });
       servers.push(server);
       return (path: string, body?: object) =>

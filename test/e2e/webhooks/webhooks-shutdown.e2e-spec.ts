@@ -28,6 +28,7 @@ describe.each(ENGINES)('webhooks when an instance stops [%s]', (engine) => {
         DATABASE_URL: database.url,
         RATE_LIMIT_PER_MINUTE: '0',
         WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s',
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
       }),
     );
     apps.push(app);

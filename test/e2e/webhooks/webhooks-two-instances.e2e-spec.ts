@@ -6,7 +6,11 @@ import { startSecondInstance, startTestApp, type TestApp } from '../../support/t
 import { ENGINES } from '../../support/test-database.js';
 import { WebhookReceiver } from '../../support/webhook-receiver.js';
 
-const ENV = { RATE_LIMIT_PER_MINUTE: '0', WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s' };
+const ENV = {
+  RATE_LIMIT_PER_MINUTE: '0',
+  WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s',
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+};
 const PETS = 40;
 
 describe.skipIf(!ENGINES.includes('postgres'))('webhooks from two instances [postgres]', () => {
