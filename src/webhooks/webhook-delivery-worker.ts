@@ -23,6 +23,11 @@ import { signedHeaders } from './webhook-signature.js';
 
 /** Looks for owed and due deliveries this often even without a commit to wake it. */
 const POLL_MS = 1_000;
+/**
+ * At most one pass per this many milliseconds: each pass reads and writes the database, so under
+ * a stream of commits one pass per commit would cost every write its own (docs/performance.md).
+ */
+const MIN_PASS_INTERVAL_MS = 50;
 /** Events read per query when recording what a subscription is owed. */
 const EVENT_BATCH = 100;
 /** Due deliveries read per query while sending for one subscription. */
@@ -90,19 +95,22 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     clearTimeout(waited);
   }
 
-  /** Runs a pass, or another right after the one running. */
+  /** Runs a pass, or another after the one running, at most one per MIN_PASS_INTERVAL_MS. */
   wake(): void {
     if (this.stopping) return;
     if (this.running) {
       this.wokenAgain = true;
       return;
     }
+    const startedAt = Date.now();
     this.running = untraced(() => this.pass()).finally(() => {
-      this.running = undefined;
-      if (this.wokenAgain) {
+      const wait = Math.max(0, startedAt + MIN_PASS_INTERVAL_MS - Date.now());
+      setTimeout(() => {
+        this.running = undefined;
+        if (!this.wokenAgain) return;
         this.wokenAgain = false;
         this.wake();
-      }
+      }, wait).unref();
     });
   }
 
