@@ -169,14 +169,9 @@ export class PetsRepository {
   async create(pet: NewPetRow, event: PetEventRecord): Promise<PetEntity> {
     if (!this.postgres)
       return this.db.transaction((transaction) => this.insert(transaction, pet, event));
-    const { insertWithEvent } = this.sql;
     const [row] = await this.db.write(
-      insertWithEvent.text,
-      insertWithEvent.values({
-        ...pet,
-        ...eventParameters(event),
-        petAfterId: petJsonAfterId(pet),
-      }),
+      this.sql.insertWithEvent.text,
+      this.insertWithEventValues(pet, event),
     );
     return { ...pet, id: Number(row.id), revision: 1 };
   }
@@ -189,14 +184,8 @@ export class PetsRepository {
   ): Promise<PetEntity> {
     const { insert, insertWithEvent, insertEvent } = this.sql;
     if (this.postgres) {
-      const [row] = await transaction.query(
-        insertWithEvent.text,
-        insertWithEvent.values({
-          ...pet,
-          ...eventParameters(event),
-          petAfterId: petJsonAfterId(pet),
-        }),
-      );
+      const values = this.insertWithEventValues(pet, event);
+      const [row] = await transaction.query(insertWithEvent.text, values);
       return { ...pet, id: Number(row.id), revision: 1 };
     }
     const [row] = await transaction.query(insert.text, insert.values(pet));
@@ -212,6 +201,11 @@ export class PetsRepository {
       }),
     );
     return created;
+  }
+
+  private insertWithEventValues(pet: NewPetRow, event: PetEventRecord): unknown[] {
+    const petAfterId = petJsonAfterId(pet);
+    return this.sql.insertWithEvent.values({ ...pet, ...eventParameters(event), petAfterId });
   }
 
   /**

@@ -13,8 +13,8 @@ const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} G
 /**
  * How long to wait before the next attempt of a delivery that has failed `attemptsMade` times, or
  * undefined when that was its last (WEBHOOK_RETRY_SCHEDULE lists the delay before each attempt).
- * The delay gets ±10 % jitter, so receivers that fail together are not retried together; a
- * Retry-After the receiver sent lengthens it, up to a day.
+ * The delay varies by up to a tenth either way, so receivers that fail together are not retried
+ * together; a Retry-After the receiver sent lengthens it, up to a day.
  * `random` is a number in [0, 1).
  */
 export function nextAttemptDelayMs(
