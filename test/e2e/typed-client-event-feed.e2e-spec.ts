@@ -106,17 +106,19 @@ describe.each(ENGINES)('typed client following the event feed [%s]', (engine) =>
   });
 
   it('waits while up to date, then delivers the events committed meanwhile', async () => {
-    const upToDate = Promise.withResolvers<void>();
+    // Not Promise.withResolvers: the suites also run on Node 20, which lacks it.
+    let reachedTheEnd!: () => void;
+    const upToDate = new Promise<void>((resolve) => (reachedTheEnd = resolve));
     const watched = createAnimalStoreClient(baseUrl, t.key);
     watched.use({
       onResponse: async ({ response }) => {
-        if (((await response.clone().json()) as PetEvent[]).length === 0) upToDate.resolve();
+        if (((await response.clone().json()) as PetEvent[]).length === 0) reachedTheEnd();
       },
     });
     const pets: Pet[] = [];
     const following = followUntil((event) => event.data.pet.id === pets[2]?.id, { on: watched });
 
-    await upToDate.promise;
+    await upToDate;
     pets.push(...(await createPets(['late 1', 'late 2', 'late 3'])));
     const handled = await following;
 
@@ -281,14 +283,15 @@ describe.skipIf(!ENGINES.includes('postgres'))(
       pets.push(await createPet(client, { name: 'b', categoryId: 1 }));
       const served = await feedOf(client, 2);
       const unavailable: { retryAfter: string | null; body: unknown }[] = [];
-      const outage = Promise.withResolvers<void>();
+      let cutOff!: () => void;
+      const outage = new Promise<void>((resolve) => (cutOff = resolve));
       const watched = createAnimalStoreClient(baseUrl, key);
       watched.use({
         onResponse: async ({ response }) => {
           if (response.status !== 503) return;
           const body: unknown = await response.clone().json();
           unavailable.push({ retryAfter: response.headers.get('Retry-After'), body });
-          outage.resolve();
+          cutOff();
         },
       });
       await proxy.cut();
@@ -305,7 +308,7 @@ describe.skipIf(!ENGINES.includes('postgres'))(
           if (event.data.pet.id === pets[1].id) stop.abort();
         },
       });
-      await outage.promise;
+      await outage;
       await proxy.start(proxyPort);
       await following;
 
