@@ -123,6 +123,16 @@ export class PetEventsRepository {
     return row ? positionOfRow(row) : { tx: 0n, seq: 0n };
   }
 
+  /**
+   * The same, read on the primary: a read node may lag behind it, and a position from there
+   * would place a new subscription before events committed earlier (docs/events.md, "Webhooks").
+   */
+  async findNewestPositionOnPrimary(): Promise<EventPosition> {
+    const { newest } = this.sql;
+    const [row] = await this.db.write(newest.text, newest.values({}));
+    return row ? positionOfRow(row) : { tx: 0n, seq: 0n };
+  }
+
   /** Up to `limit` events after `after`, in the one order of events. */
   async findPage(after: EventPosition, limit: number): Promise<StoredPetEvent[]> {
     const rows = await this.read(this.sql.pageAfter, { ...asParameters(after), limit });

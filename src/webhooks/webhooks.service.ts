@@ -36,7 +36,7 @@ export class WebhooksService {
       eventTypes: events ? PET_EVENT_TYPES.filter((type) => events.includes(type)) : null,
       secret,
       createdAt: this.clock.now(),
-      after: await this.events.findNewestPosition(),
+      after: await this.events.findNewestPositionOnPrimary(),
     });
     return withSecret(await this.get(id), secret);
   }

@@ -29,15 +29,18 @@ async function copyApiKeys(fromUrl: string, toUrl: string): Promise<void> {
   const from = new pg.Client({ connectionString: fromUrl });
   await from.connect();
   try {
-    const { rows } = await from.query<{ name: string; prefix: string; key_hash: string }>(
-      'SELECT name, prefix, key_hash FROM api_keys',
-    );
+    const { rows } = await from.query<{
+      name: string;
+      prefix: string;
+      key_hash: string;
+      scopes: string;
+    }>('SELECT name, prefix, key_hash, scopes FROM api_keys');
     for (const row of rows)
-      await query(toUrl, 'INSERT INTO api_keys (name, prefix, key_hash) VALUES ($1, $2, $3)', [
-        row.name,
-        row.prefix,
-        row.key_hash,
-      ]);
+      await query(
+        toUrl,
+        'INSERT INTO api_keys (name, prefix, key_hash, scopes) VALUES ($1, $2, $3, $4)',
+        [row.name, row.prefix, row.key_hash, row.scopes],
+      );
   } finally {
     await from.end();
   }
@@ -55,6 +58,7 @@ describe.skipIf(!ENGINES.includes('postgres'))(
     let readNode: PgCluster;
     let server: ServerProcess;
     let api: ApiClient;
+    let webhooksApi: ApiClient;
     let created: { id: number; name: string };
     let metricsUrl: string;
 
@@ -71,6 +75,9 @@ describe.skipIf(!ENGINES.includes('postgres'))(
       // The CLI migrates each database it opens: both get the schema.
       expect((await runApiKeyCli(['create', 'read-node'], readNode.url)).code).toBe(0);
       const key = (await runApiKeyCli(['create', 'reads'], primary.url)).stdout.trim();
+      const webhooksKey = (
+        await runApiKeyCli(['create', 'webhooks', '--scopes', 'webhooks:manage'], primary.url)
+      ).stdout.trim();
       // Key lookups read on the read node too: it gets the key's row, as a standby would.
       await copyApiKeys(primary.url, readNode.url);
       await query(readNode.url, 'INSERT INTO pets (id, name, category_id) VALUES ($1, $2, $3)', [
@@ -86,14 +93,17 @@ describe.skipIf(!ENGINES.includes('postgres'))(
         DATABASE_URL: primary.url,
         DATABASE_READ_URL: readNode.url,
         METRICS_PORT: String(metricsPort),
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
       });
       api = apiClient(server.baseUrl, key, 8);
+      webhooksApi = apiClient(server.baseUrl, webhooksKey, 1);
       const answer = await api.post('/v1/pets', { name: 'written to the primary', categoryId: 1 });
       expect(answer.status).toBe(201);
       created = answer.body as { id: number; name: string };
     }, 60_000);
     afterAll(async () => {
       api?.close();
+      webhooksApi?.close();
       server?.child.kill('SIGKILL');
       await readNode?.destroy();
       await primary?.destroy();
@@ -115,6 +125,28 @@ describe.skipIf(!ENGINES.includes('postgres'))(
           'animal_store_db_query_duration_seconds_count{operation="INSERT pets + INSERT pet_events",role="primary"}',
         ),
       ).toBe(1);
+    });
+
+    it("starts a new webhook after the primary's newest event, not the read node's", async () => {
+      // The read node holds none of the primary's events: a start read there would be (0, 0),
+      // and the webhook would be sent the events committed before it.
+      const created = await webhooksApi.post('/v1/webhooks', { url: 'http://127.0.0.1:9/hook' });
+      expect(created.status).toBe(201);
+      const client = new pg.Client({ connectionString: primary.url });
+      await client.connect();
+      try {
+        const { rows: newest } = await client.query(
+          'SELECT tx::text, seq::text FROM pet_events ORDER BY tx DESC, seq DESC LIMIT 1',
+        );
+        const { rows: start } = await client.query(
+          'SELECT after_tx::text AS tx, after_seq::text AS seq FROM webhook_subscriptions WHERE id = $1',
+          [(created.body as { id: number }).id],
+        );
+        expect(newest).toHaveLength(1);
+        expect(start).toEqual(newest);
+      } finally {
+        await client.end();
+      }
     });
 
     it('answers every read from the primary while the read node stops and stays down', async () => {
