@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { ApiKeyStore } from '../../../src/auth/api-key-store.js';
 import { MetricsServer } from '../../../src/metrics/metrics-server.js';
 import { createPet } from '../../support/pets-api.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { startSecondInstance, startTestApp, type TestApp } from '../../support/test-app.js';
 import { ENGINES } from '../../support/test-database.js';
 import { WebhookReceiver } from '../../support/webhook-receiver.js';
 
@@ -189,6 +189,26 @@ describe.each(ENGINES)('webhook metrics [%s]', (engine) => {
       exposition.split('\n').filter((line) => line.includes(`subscription_id="${id}"`)),
     ).toEqual([]);
     expect(await attempts(id)).toEqual([]);
+  });
+
+  it('reports the same backlog on every instance, whichever sends', async () => {
+    const second = await startSecondInstance(t, ENV);
+    try {
+      receiver.answer = () => ({ status: 500 });
+      const id = await subscribe();
+      for (const name of ['a', 'b']) await createPet(t, { name, categoryId: 1 });
+      await receiver.waitFor(2);
+      const secondUrl = `http://127.0.0.1:${second.get(MetricsServer).address()}/metrics`;
+      const owedOn = async (url: string) =>
+        seriesOf(await (await fetch(url)).text(), 'animal_store_webhook_deliveries_owed{');
+      // Both owed until their third attempt gives them up, two seconds on.
+      expect([await owedOn(metricsUrl), await owedOn(secondUrl)]).toEqual([
+        [`animal_store_webhook_deliveries_owed{subscription_id="${id}"} 2`],
+        [`animal_store_webhook_deliveries_owed{subscription_id="${id}"} 2`],
+      ]);
+    } finally {
+      await second.close();
+    }
   });
 
   it('declares every webhook metric, with its type, before any subscription exists', async () => {
