@@ -64,8 +64,9 @@ function statements(db: SqlRunner) {
       `SELECT s.id, s.event_types, s.after_tx, s.after_seq FROM webhook_subscriptions s
       WHERE s.disabled_at IS NULL ORDER BY s.id`,
     ),
-    // Each a lookup by key per subscription: the first pending delivery in event order, and the
-    // first event after the cursor, which the worker has not yet recorded.
+    // Read at each scrape (webhook-metrics.ts), per subscription: its pending deliveries, counted
+    // in its range of the primary key, and the commit times of the first of them in event order
+    // and of the first event after its cursor, not yet recorded; both lookups by key.
     backlog: db.statement<object>(
       `SELECT s.id, s.disabled_at,
         (SELECT COUNT(*) FROM webhook_deliveries d
