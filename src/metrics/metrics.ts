@@ -6,6 +6,19 @@ const LATENCY_BUCKETS = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 ];
 
+/**
+ * Upper bounds in seconds from an event's commit to its delivery: fine around the first attempt,
+ * which should come within a second, coarse over the retry schedule's hours.
+ */
+const DELIVERY_LAG_BUCKETS = [
+  0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14400, 86400,
+];
+
+/** What a webhook delivery attempt came to (docs/observability.md, "Webhooks"). */
+export const WEBHOOK_OUTCOMES = ['success', 'failed', 'timeout', 'gave_up', 'disabled'] as const;
+
+export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
+
 /** The HELP text of each metric (docs/observability.md lists them with their labels). */
 const HELP = {
   animal_store_http_request_duration_seconds:
@@ -30,6 +43,12 @@ const HELP = {
     'Events committed by this instance with their change, by type (pet.created, pet.updated).',
   animal_store_event_lag_seconds:
     'Age of the newest event in each answer of the feed and each write to a stream: how far behind readers are served, by reader (feed, stream).',
+  animal_store_webhook_attempts_total:
+    'Webhook delivery attempts made by this instance, by subscription id and outcome (success, failed, timeout, gave_up, disabled).',
+  animal_store_webhook_attempt_duration_seconds:
+    'Time from sending a webhook delivery to its answer, or to the failure, by subscription id.',
+  animal_store_webhook_delivery_lag_seconds:
+    'Time from an event being committed to its webhook delivery succeeding, retries included.',
 } as const;
 
 type MetricName = keyof typeof HELP;
@@ -65,6 +84,19 @@ export class Metrics {
   ]);
   readonly eventsCommitted = this.counter('animal_store_events_committed_total', ['type']);
   readonly eventLag = this.histogram('animal_store_event_lag_seconds', ['reader']);
+  readonly webhookAttempts = this.counter('animal_store_webhook_attempts_total', [
+    'subscription_id',
+    'outcome',
+  ]);
+  readonly webhookAttemptDuration = this.histogram(
+    'animal_store_webhook_attempt_duration_seconds',
+    ['subscription_id'],
+  );
+  readonly webhookDeliveryLag = this.histogram(
+    'animal_store_webhook_delivery_lag_seconds',
+    [],
+    DELIVERY_LAG_BUCKETS,
+  );
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
@@ -78,13 +110,20 @@ export class Metrics {
     return new Gauge({ name, help: HELP[name], labelNames, registers: [this.registry] });
   }
 
-  /** Both latency histograms share one set of buckets, so their quantiles compare. */
-  private histogram<L extends string>(name: MetricName, labelNames: readonly L[]) {
+  /**
+   * The latency histograms share one set of buckets, so their quantiles compare; the webhook
+   * delivery lag, which spans the retry schedule, has its own.
+   */
+  private histogram<L extends string>(
+    name: MetricName,
+    labelNames: readonly L[],
+    buckets = LATENCY_BUCKETS,
+  ) {
     return new Histogram({
       name,
       help: HELP[name],
       labelNames,
-      buckets: LATENCY_BUCKETS,
+      buckets,
       registers: [this.registry],
     });
   }

@@ -1,9 +1,11 @@
 import {
+  type Attributes,
   context,
   type Link,
   propagation,
   ROOT_CONTEXT,
   type Span,
+  SpanKind,
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
@@ -105,6 +107,36 @@ export function inLinkedSpan(
       span.end();
     }
   });
+}
+
+/**
+ * Runs `work`, a call to another service made in the background (a webhook delivery attempt),
+ * in a client span of a trace of its own, linked to the request that caused it (`traceParent`),
+ * even inside `untraced`; the statements `work` runs stay untraced. `outcome` gives the
+ * attributes known at the end, and whether the call failed.
+ */
+export async function inLinkedRootSpan<T>(
+  name: string,
+  traceParent: string | null,
+  attributes: Attributes,
+  work: () => Promise<T>,
+  outcome: (result: T) => { attributes: Attributes; failed: boolean },
+): Promise<T> {
+  if (!tracingOn) return work();
+  const options = { kind: SpanKind.CLIENT, root: true, links: linksTo([traceParent]), attributes };
+  const span = trace.getTracer(TRACER_NAME).startSpan(name, options, ROOT_CONTEXT);
+  try {
+    const result = await work();
+    const { attributes: known, failed } = outcome(result);
+    span.setAttributes(known);
+    if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
+    return result;
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw error;
+  } finally {
+    span.end();
+  }
 }
 
 /**

@@ -33,6 +33,17 @@ export interface FailedAttempt {
   reason: string;
 }
 
+/**
+ * What a subscription is owed now: its deliveries recorded and pending, and the commit time of
+ * the oldest event it is owed or not yet recorded for (null: none).
+ */
+export interface SubscriptionBacklog {
+  id: number;
+  enabled: boolean;
+  owed: number;
+  oldestOwedAt: Date | null;
+}
+
 interface Position {
   tx: string;
   seq: string;
@@ -42,12 +53,31 @@ const LEASED_COLUMNS = 'id, url, secret, previous_secret, previous_secret_expire
 const DELIVERY = 'subscription_id = :id AND event_tx = :tx AND event_seq = :seq';
 
 function statements(db: SqlRunner) {
+  const afterCursor =
+    db.driver.options.type === 'postgres'
+      ? '(e.tx, e.seq) > (s.after_tx, s.after_seq)'
+      : 'e.seq > s.after_seq';
   const due = `EXISTS (SELECT 1 FROM webhook_deliveries d
     WHERE d.subscription_id = s.id AND d.state = 'pending' AND d.next_attempt_at <= :now)`;
   return {
     cursors: db.statement<object>(
       `SELECT s.id, s.event_types, s.after_tx, s.after_seq FROM webhook_subscriptions s
       WHERE s.disabled_at IS NULL ORDER BY s.id`,
+    ),
+    // Read at each scrape (webhook-metrics.ts), per subscription: its pending deliveries, counted
+    // in its range of the primary key, and the commit times of the first of them in event order
+    // and of the first event after its cursor, not yet recorded; both lookups by key.
+    backlog: db.statement<object>(
+      `SELECT s.id, s.disabled_at,
+        (SELECT COUNT(*) FROM webhook_deliveries d
+          WHERE d.subscription_id = s.id AND d.state = 'pending') AS owed,
+        (SELECT e.occurred_at FROM webhook_deliveries d
+          JOIN pet_events e ON e.tx = d.event_tx AND e.seq = d.event_seq
+          WHERE d.subscription_id = s.id AND d.state = 'pending'
+          ORDER BY d.event_tx, d.event_seq LIMIT 1) AS oldest_owed_at,
+        (SELECT e.occurred_at FROM pet_events e WHERE ${afterCursor}
+          ORDER BY e.tx, e.seq LIMIT 1) AS oldest_unrecorded_at
+      FROM webhook_subscriptions s ORDER BY s.id`,
     ),
     // Moves the cursor only from where this pass read it: of two instances recording the same
     // events, one moves it and the other records nothing.
@@ -138,6 +168,22 @@ export class WebhookDeliveriesRepository {
       eventTypes: eventTypesOfColumn(row.event_types),
       after: positionOf(row.after_tx, row.after_seq),
     }));
+  }
+
+  /** Every subscription, disabled ones included, with what it is owed (SubscriptionBacklog). */
+  async findBacklog(): Promise<SubscriptionBacklog[]> {
+    const rows = await this.db.write(this.sql.backlog.text, []);
+    return rows.map((row) => {
+      const times = [row.oldest_owed_at, row.oldest_unrecorded_at]
+        .filter((time) => time !== null)
+        .map((time) => new Date(time as string | Date).getTime());
+      return {
+        id: Number(row.id),
+        enabled: row.disabled_at === null,
+        owed: Number(row.owed),
+        oldestOwedAt: times.length === 0 ? null : new Date(Math.min(...times)),
+      };
+    });
   }
 
   /**

@@ -9,8 +9,8 @@ import { AppConfig } from '../config/app-config.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
 import { eventIdOf } from '../events/event-position.js';
 import { eventJson } from '../events/event-json.js';
-import { PetEventsRepository } from '../events/pet-events.repository.js';
-import { untraced } from '../telemetry/tracing.js';
+import { PetEventsRepository, type StoredPetEvent } from '../events/pet-events.repository.js';
+import { inLinkedRootSpan, untraced } from '../telemetry/tracing.js';
 import { Clock } from '../time/clock.js';
 import { nextAttemptDelayMs, retryAfterMs } from './retry-schedule.js';
 import {
@@ -18,6 +18,7 @@ import {
   type LeasedSubscription,
   WebhookDeliveriesRepository,
 } from './webhook-deliveries.repository.js';
+import { WebhookMetrics } from './webhook-metrics.js';
 import { type AttemptOutcome, WebhookSender } from './webhook-sender.js';
 import { signedHeaders } from './webhook-signature.js';
 
@@ -71,6 +72,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     private readonly notifications: ChangeNotifications,
     private readonly config: AppConfig,
     private readonly clock: Clock,
+    private readonly metrics: WebhookMetrics,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -175,50 +177,85 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     }
   }
 
-  /** One attempt, recorded; false when no more should follow (disabled, or cut off). */
+  /** One attempt, recorded and counted; false when no more should follow (disabled, or cut off). */
   private async attempt(subscription: LeasedSubscription, delivery: DueDelivery): Promise<boolean> {
+    const { id } = subscription;
     const event = await this.events.findAt(delivery.event);
     if (!event) {
       // Retention deleted it: no later attempt could send it either.
-      await this.fail(subscription.id, delivery, {}, 'event deleted by retention', false);
+      await this.fail(id, delivery, {}, 'event deleted by retention', false);
+      this.metrics.attempted(id, 'gave_up');
       return true;
     }
-    const body = eventJson(event);
-    const sentAt = this.clock.now();
-    const headers = signedHeaders(subscription, eventIdOf(event), sentAt, body);
-    const outcome = await this.sender.send(
-      subscription.url,
-      headers,
-      body,
-      this.config.webhookTimeoutMs,
-      this.cutOff.signal,
-    );
+    const outcome = await this.send(subscription, delivery, event);
     if (this.cutOff.signal.aborted) return false;
     const now = this.clock.now();
-    if (outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300) {
-      await this.deliveries.recordSuccess(subscription.id, delivery.event, now);
+    if (succeeded(outcome)) {
+      await this.deliveries.recordSuccess(id, delivery.event, now);
+      this.metrics.attempted(id, 'success', outcome.latencyMs);
+      this.metrics.delivered(event.occurredAt, now);
       return true;
     }
     if (outcome.status === 410) {
-      await this.deliveries.disable(
-        subscription.id,
-        'HTTP 410: the receiver asked for no more deliveries',
-        now,
-      );
+      await this.deliveries.disable(id, 'HTTP 410: the receiver asked for no more deliveries', now);
+      this.metrics.attempted(id, 'disabled', outcome.latencyMs);
       return false;
     }
-    await this.fail(subscription.id, delivery, outcome, failureReason(outcome, this.config));
+    const retried = await this.fail(id, delivery, outcome, failureReason(outcome, this.config));
+    const failed = outcome.errorClass === 'timeout' ? 'timeout' : 'failed';
+    this.metrics.attempted(id, retried ? failed : 'gave_up', outcome.latencyMs);
     return true;
   }
 
-  /** Records a failed attempt, and when the next is due; none when `retry` is false. */
+  /**
+   * Signs and POSTs the event, in a span of its own linked to the request that made the change
+   * (docs/observability.md, "Traces"), whose attributes are bounded: no URL, no body.
+   */
+  private send(
+    subscription: LeasedSubscription,
+    delivery: DueDelivery,
+    event: StoredPetEvent,
+  ): Promise<AttemptOutcome> {
+    const body = eventJson(event);
+    const eventId = eventIdOf(event);
+    const headers = signedHeaders(subscription, eventId, this.clock.now(), body);
+    return inLinkedRootSpan(
+      'send webhook',
+      event.traceContext,
+      {
+        'animal_store.webhook.subscription_id': subscription.id,
+        'animal_store.webhook.event_id': eventId,
+        'animal_store.webhook.attempt': delivery.attempts + 1,
+      },
+      () =>
+        this.sender.send(
+          subscription.url,
+          headers,
+          body,
+          this.config.webhookTimeoutMs,
+          this.cutOff.signal,
+        ),
+      (outcome) => ({
+        attributes:
+          outcome.status === undefined
+            ? { 'error.type': outcome.errorClass ?? 'network error' }
+            : { 'http.response.status_code': outcome.status },
+        failed: !succeeded(outcome),
+      }),
+    );
+  }
+
+  /**
+   * Records a failed attempt, and when the next is due; none when `retry` is false. True when
+   * another attempt will follow.
+   */
   private async fail(
     id: number,
     delivery: DueDelivery,
     outcome: Omit<AttemptOutcome, 'latencyMs'>,
     reason: string,
     retry = true,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const now = this.clock.now();
     const attempts = delivery.attempts + 1;
     const retryAfter =
@@ -241,6 +278,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       },
       now,
     );
+    return delay !== undefined;
   }
 
   /** When a newly owed delivery is first attempted: the schedule's first delay from now. */
@@ -253,6 +291,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private leaseEnd(now: Date): Date {
     return new Date(now.getTime() + this.config.webhookTimeoutMs + LEASE_MARGIN_MS);
   }
+}
+
+function succeeded(outcome: AttemptOutcome): boolean {
+  return outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
 }
 
 function attemptsText(attempts: number): string {

@@ -5,6 +5,7 @@ import { Clock } from '../time/clock.js';
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 import { WebhookDeliveryWorker } from './webhook-delivery-worker.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
+import { WebhookMetrics } from './webhook-metrics.js';
 import { WebhookSender } from './webhook-sender.js';
 import { WebhookSubscriptionsRepository } from './webhook-subscriptions.repository.js';
 import { WebhookTargetPolicy } from './webhook-target-policy.js';
@@ -21,6 +22,7 @@ import { WebhooksService } from './webhooks.service.js';
     WebhookTargetPolicy,
     WebhookDeliveriesRepository,
     WebhookDeliveryWorker,
+    WebhookMetrics,
     WebhookSender,
     WebhookDispatcher,
     // How the sender connects: through the dispatcher that checks each target address.

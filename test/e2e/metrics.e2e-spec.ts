@@ -13,6 +13,7 @@ import {
   type PromSample,
 } from '../support/prometheus.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../support/test-database.js';
+import { WebhookReceiver } from '../support/webhook-receiver.js';
 
 const execFileAsync = promisify(execFile);
 /** Debian's prometheus package (promtool included); .ci/run installs it, so CI never skips these. */
@@ -220,9 +221,11 @@ describe.skipIf(!hasPrometheus).each(ENGINES)(
         ['operation', 'role'],
       );
       const ping = 'operation=SELECT,role=primary';
-      // The webhook worker looks for owed deliveries every second: its counts depend on time.
+      // The webhook worker looks for owed deliveries every second, and each scrape reads the
+      // webhook backlog: their counts depend on time.
       const worker = statements.filter((s) => s.includes(' webhook_'));
       expect(worker.map((s) => s.split(' ').slice(0, 2).join(' '))).toEqual([
+        'operation=SELECT webhook_deliveries,role=primary',
         'operation=SELECT webhook_subscriptions,role=primary',
         'operation=UPDATE webhook_subscriptions,role=primary',
       ]);
@@ -307,6 +310,104 @@ describe.skipIf(!hasPrometheus).each(ENGINES)(
         'text/plain; version=0.0.4; charset=utf-8',
       );
       expect((await fetch(`${metricsOrigin}/other`)).status).toBe(404);
+    });
+  },
+);
+
+describe.skipIf(!hasPrometheus).each(ENGINES)(
+  'webhook metrics scraped by a real Prometheus on %s [prometheus]',
+  (engine) => {
+    let database: TestDatabase;
+    let server: ServerProcess;
+    let prometheus: Prometheus;
+    let receiver: WebhookReceiver;
+    let subscriptionId: string;
+
+    beforeAll(async () => {
+      database = await createTestDatabase(engine);
+      const metricsPort = await freePort();
+      server = await startServer({
+        NODE_ENV: 'production',
+        DATABASE_URL: database.url,
+        METRICS_PORT: String(metricsPort),
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        WEBHOOK_RETRY_SCHEDULE: '0s,1s',
+      });
+      const cli = (args: string[]) => runApiKeyCli(args, database.url);
+      const manager = (await cli(['create', 'hooks', '--scopes', 'webhooks:manage'])).stdout;
+      const client = apiClient(server.baseUrl, (await cli(['create', 'storefront'])).stdout.trim());
+      const managing = apiClient(server.baseUrl, manager.trim());
+      prometheus = await startPrometheus([`127.0.0.1:${metricsPort}`]);
+      receiver = await WebhookReceiver.start();
+      // The first attempt fails, its retry a second later succeeds.
+      receiver.answer = (_delivery, index) => ({ status: index === 0 ? 500 : 204 });
+      const subscribed = await managing.post('/v1/webhooks', { url: receiver.url });
+      expect(subscribed.status).toBe(201);
+      subscriptionId = String((subscribed.body as { id: number }).id);
+      expect((await client.post('/v1/pets', { name: 'Rex', categoryId: 1 })).status).toBe(201);
+      await receiver.waitFor(2);
+      client.close();
+      managing.close();
+    }, 60_000);
+
+    afterAll(async () => {
+      await receiver?.close();
+      await prometheus?.stop();
+      server?.child.kill('SIGKILL');
+      await database?.drop();
+    });
+
+    it('counts attempts by webhook and outcome, labelled by its id and nothing a client sent', async () => {
+      const attempts = await samplesOf(
+        prometheus,
+        'animal_store_webhook_attempts_total{outcome="success"}',
+      );
+      expect(byLabels(attempts, ['subscription_id', 'outcome'])).toEqual([
+        `subscription_id=${subscriptionId},outcome=success 1`,
+      ]);
+      expect(
+        byLabels(await prometheus.query('animal_store_webhook_attempts_total'), [
+          'subscription_id',
+          'outcome',
+        ]),
+      ).toEqual([
+        `subscription_id=${subscriptionId},outcome=failed 1`,
+        `subscription_id=${subscriptionId},outcome=success 1`,
+      ]);
+      const labelNames = new Set(attempts.flatMap((sample) => Object.keys(sample.metric)));
+      expect([...labelNames].sort()).toEqual(
+        ['__name__', 'instance', 'job', 'outcome', 'subscription_id'].sort(),
+      );
+      expect(
+        byLabels(
+          await samplesOf(
+            prometheus,
+            'sum by (subscription_id) (animal_store_webhook_attempt_duration_seconds_count)',
+          ),
+          ['subscription_id'],
+        ),
+      ).toEqual([`subscription_id=${subscriptionId} 2`]);
+    });
+
+    it('times the one delivery from its commit, retry included, and shows nothing owed after', async () => {
+      const lag = await samplesOf(prometheus, 'animal_store_webhook_delivery_lag_seconds_count');
+      expect(byLabels(lag, [])).toEqual([' 1']);
+      // The retry came a second (less its jitter) after the failure: between 0.5 and 2.5 s.
+      expect(
+        byLabels(
+          await prometheus.query('animal_store_webhook_delivery_lag_seconds_bucket{le=~"0.5|2.5"}'),
+          ['le'],
+        ),
+      ).toEqual(['le=0.5 0', 'le=2.5 1']);
+      for (const gauge of [
+        'animal_store_webhook_deliveries_owed',
+        'animal_store_webhook_oldest_owed_age_seconds',
+      ])
+        expect(
+          byLabels(await samplesOf(prometheus, `max by (subscription_id) (${gauge})`), [
+            'subscription_id',
+          ]),
+        ).toEqual([`subscription_id=${subscriptionId} 0`]);
     });
   },
 );

@@ -10,10 +10,14 @@ import {
 import { startPgCluster } from '../support/pg-cluster.js';
 import { runApiKeyCli, startServer, type ServerProcess, waitFor } from '../support/processes.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../support/test-database.js';
+import { WebhookReceiver } from '../support/webhook-receiver.js';
 
 /** Spans leave in batches; a short delay keeps the test quick. */
 const TRACING_ENV = { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100' };
 const SERVER_KIND = 2;
+const CLIENT_KIND = 3;
+/** Webhooks to a receiver on loopback, retried 1 s after a failure. */
+const WEBHOOK_ENV = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE: '0s,1s' };
 
 function traceparent(): { header: string; traceId: string; parentId: string } {
   const traceId = randomBytes(16).toString('hex');
@@ -45,6 +49,7 @@ describe.each(ENGINES)('traces over OTLP/HTTP on %s', (engine) => {
       DATABASE_URL: database.url,
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
       ...TRACING_ENV,
+      ...WEBHOOK_ENV,
     });
     key = (await runApiKeyCli(['create', 'tracing'], database.url)).stdout.trim();
     client = apiClient(server.baseUrl, key);
@@ -187,6 +192,70 @@ describe.each(ENGINES)('traces over OTLP/HTTP on %s', (engine) => {
       );
     } finally {
       stream.close();
+    }
+  });
+
+  it('sends each webhook attempt in a trace of its own, linked to the request that made the change', async () => {
+    const hooks = await WebhookReceiver.start();
+    const manager = (
+      await runApiKeyCli(['create', 'hooks', '--scopes', 'webhooks:manage'], database.url)
+    ).stdout.trim();
+    const managing = apiClient(server.baseUrl, manager);
+    try {
+      hooks.answer = (_delivery, index) => ({ status: index === 0 ? 503 : 204 });
+      const subscribed = await managing.post('/v1/webhooks', { url: hooks.url });
+      expect(subscribed.status).toBe(201);
+      const subscriptionId = (subscribed.body as { id: number }).id;
+      const create = traceparent();
+      expect(
+        (
+          await client.post(
+            '/v1/pets',
+            { name: 'Hooked', categoryId: 5 },
+            { traceparent: create.header },
+          )
+        ).status,
+      ).toBe(201);
+      await hooks.waitFor(2);
+      const createSpan = await serverSpanOf(create.traceId);
+      const link = `${create.traceId}/${createSpan.spanId}`;
+      const isAttempt = (s: ReceivedSpan) => s.name === 'send webhook' && s.links.includes(link);
+      await waitFor(() => receiver.spans.filter(isAttempt).length === 2, 10_000);
+
+      const attempts = receiver.spans.filter(isAttempt);
+      const eventId = hooks.ids[0];
+      expect(attempts).toEqual([
+        expect.objectContaining({
+          kind: CLIENT_KIND,
+          parentSpanId: undefined,
+          links: [link],
+          attributes: {
+            'animal_store.webhook.subscription_id': subscriptionId,
+            'animal_store.webhook.event_id': eventId,
+            'animal_store.webhook.attempt': 1,
+            'http.response.status_code': 503,
+          },
+        }),
+        expect.objectContaining({
+          kind: CLIENT_KIND,
+          parentSpanId: undefined,
+          links: [link],
+          attributes: {
+            'animal_store.webhook.subscription_id': subscriptionId,
+            'animal_store.webhook.event_id': eventId,
+            'animal_store.webhook.attempt': 2,
+            'http.response.status_code': 204,
+          },
+        }),
+      ]);
+      // Each a trace of one span: the worker's statements stay untraced.
+      const traces = attempts.map(({ traceId }) => traceId);
+      expect(new Set([create.traceId, ...traces]).size).toBe(3);
+      for (const traceId of traces)
+        expect(receiver.spans.filter((s) => s.traceId === traceId)).toHaveLength(1);
+    } finally {
+      managing.close();
+      await hooks.close();
     }
   });
 
