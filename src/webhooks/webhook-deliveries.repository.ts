@@ -104,6 +104,10 @@ function statements(db: SqlRunner) {
       WHERE id = :id AND lease_owner = :owner AND disabled_at IS NULL
       RETURNING ${LEASED_COLUMNS}`,
     ),
+    leased: db.statement<{ id: number; owner: string }>(
+      `SELECT ${LEASED_COLUMNS} FROM webhook_subscriptions
+      WHERE id = :id AND lease_owner = :owner AND disabled_at IS NULL`,
+    ),
     releaseLease: db.statement<{ id: number; owner: string }>(
       `UPDATE webhook_subscriptions SET leased_until = NULL, lease_owner = NULL
       WHERE id = :id AND lease_owner = :owner`,
@@ -248,6 +252,16 @@ export class WebhookDeliveriesRepository {
     return row && toLeased(row);
   }
 
+  /**
+   * The subscription while the lease is still ours (a read: the lease is not extended); undefined
+   * when it is not, or the subscription is disabled or gone.
+   */
+  async findLeased(id: number, owner: string): Promise<LeasedSubscription | undefined> {
+    const { leased } = this.sql;
+    const [row] = await this.db.write(leased.text, leased.values({ id, owner }));
+    return row && toLeased(row);
+  }
+
   async releaseLease(id: number, owner: string): Promise<void> {
     const { releaseLease } = this.sql;
     await this.db.write(releaseLease.text, releaseLease.values({ id, owner }));
@@ -263,16 +277,16 @@ export class WebhookDeliveriesRepository {
     }));
   }
 
-  /** The delivery is done: it is deleted, and the subscription notes the success. */
-  recordSuccess(id: number, event: EventPosition, now: Date): Promise<void> {
-    const { deleteDelivery, succeeded } = this.sql;
-    return this.db.transaction(async (transaction) => {
-      await transaction.query(
-        deleteDelivery.text,
-        deleteDelivery.values({ id, ...parameters(event) }),
-      );
-      await transaction.query(succeeded.text, succeeded.values({ id, now: now.toISOString() }));
-    });
+  /** The delivery is done: it is deleted. */
+  async recordSuccess(id: number, event: EventPosition): Promise<void> {
+    const { deleteDelivery } = this.sql;
+    await this.db.write(deleteDelivery.text, deleteDelivery.values({ id, ...parameters(event) }));
+  }
+
+  /** The subscription's latest successful delivery, as its lastSuccessAt shows. */
+  async noteSuccess(id: number, at: Date): Promise<void> {
+    const { succeeded } = this.sql;
+    await this.db.write(succeeded.text, succeeded.values({ id, now: at.toISOString() }));
   }
 
   /** The attempt failed: the delivery waits for its next attempt, or is given up. */

@@ -35,7 +35,7 @@ const EVENT_BATCH = 100;
 const DELIVERY_BATCH = 20;
 /** Subscriptions this instance sends for at once: a slow receiver holds up only its own. */
 const MAX_SUBSCRIPTIONS_AT_ONCE = 8;
-/** A lease outlasts the attempt it is renewed for by this much, for the writes around it. */
+/** A lease outlasts the attempt it is extended for by this much, for the writes around it. */
 const LEASE_MARGIN_MS = 10_000;
 /**
  * How long SIGTERM waits for the attempts in flight before cutting them off: well inside the
@@ -47,8 +47,8 @@ const SHUTDOWN_WAIT_MS = 5_000;
  * Sends the webhooks (docs/events.md, "Webhooks"), in every instance. A pass first records, for
  * each enabled subscription, a delivery owed for each matching event after its cursor, moving the
  * cursor in the same transaction; then it leases subscriptions with deliveries due and sends each
- * one's, in event order, one at a time. A lease is renewed before every attempt and outlasts it,
- * so two instances never send for one subscription at once. Commits in this process, commits
+ * one's, in event order, one at a time. The lease is checked before every attempt and always
+ * outlasts it, so two instances never send for one subscription at once. Commits in this process, commits
  * anywhere (ChangeNotifications) and a timer wake it; everything it knows is in the database.
  */
 @Injectable()
@@ -146,65 +146,93 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     const free = MAX_SUBSCRIPTIONS_AT_ONCE - this.sending.size;
     if (free <= 0 || this.stopping) return;
     const now = this.clock.now();
-    const claimed = await this.deliveries.claimDue(now, this.leaseEnd(now), this.owner, free);
+    const leasedUntil = this.leaseEnd(now);
+    const claimed = await this.deliveries.claimDue(now, leasedUntil, this.owner, free);
     for (const id of claimed) {
       // The lease is released before this settles: a later pass may have claimed it again.
-      const sending: Promise<void> = this.sendDue(id).finally(() => {
+      const sending: Promise<void> = this.sendDue(id, leasedUntil).finally(() => {
         if (this.sending.get(id) === sending) this.sending.delete(id);
       });
       this.sending.set(id, sending);
     }
   }
 
-  /** Sends the subscription's due deliveries in event order until none is due, then lets go. */
-  private async sendDue(id: number): Promise<void> {
+  /**
+   * Sends the subscription's due deliveries in event order until none is due, then notes the
+   * latest success and lets go. `leasedUntil`: when the lease claimed for it ends.
+   */
+  private async sendDue(id: number, leasedUntil: Date): Promise<void> {
+    const sent: SendingState = { leasedUntil };
     try {
       for (;;) {
         const due = await this.deliveries.findDue(id, this.clock.now(), DELIVERY_BATCH);
         if (due.length === 0) return;
         for (const delivery of due) {
           if (this.stopping) return;
-          const now = this.clock.now();
-          const leased = await this.deliveries.renewLease(id, this.owner, this.leaseEnd(now));
+          const leased = await this.holdLease(id, sent);
           if (!leased) return;
-          if (!(await this.attempt(leased, delivery))) return;
+          const outcome = await this.attempt(leased, delivery);
+          if (outcome === 'succeeded') sent.lastSuccessAt = this.clock.now();
+          if (outcome === 'stop') return;
         }
       }
     } catch (error) {
       this.logger.warn(`webhook ${id}: deliveries not sent: ${(error as Error).message}`);
     } finally {
+      if (sent.lastSuccessAt)
+        await this.deliveries.noteSuccess(id, sent.lastSuccessAt).catch(() => {});
       await this.deliveries.releaseLease(id, this.owner).catch(() => {});
     }
   }
 
-  /** One attempt, recorded and counted; false when no more should follow (disabled, or cut off). */
-  private async attempt(subscription: LeasedSubscription, delivery: DueDelivery): Promise<boolean> {
+  /**
+   * The subscription, checked before each attempt: still enabled, still ours, its secrets as they
+   * are now. The lease is extended only when less than an attempt and half the margin is left,
+   * so an attempt always ends inside it; otherwise the check is a read.
+   */
+  private async holdLease(id: number, sent: SendingState): Promise<LeasedSubscription | undefined> {
+    const now = this.clock.now();
+    const left = sent.leasedUntil.getTime() - now.getTime();
+    if (left > this.config.webhookTimeoutMs + LEASE_MARGIN_MS / 2)
+      return this.deliveries.findLeased(id, this.owner);
+    sent.leasedUntil = this.leaseEnd(now);
+    return this.deliveries.renewLease(id, this.owner, sent.leasedUntil);
+  }
+
+  /**
+   * One attempt, recorded and counted: whether it succeeded, failed, or no more should follow
+   * (disabled, or cut off).
+   */
+  private async attempt(
+    subscription: LeasedSubscription,
+    delivery: DueDelivery,
+  ): Promise<'succeeded' | 'failed' | 'stop'> {
     const { id } = subscription;
     const event = await this.events.findAt(delivery.event);
     if (!event) {
       // Retention deleted it: no later attempt could send it either.
       await this.fail(id, delivery, {}, 'event deleted by retention', false);
       this.metrics.attempted(id, 'gave_up');
-      return true;
+      return 'failed';
     }
     const outcome = await this.send(subscription, delivery, event);
-    if (this.cutOff.signal.aborted) return false;
+    if (this.cutOff.signal.aborted) return 'stop';
     const now = this.clock.now();
     if (succeeded(outcome)) {
-      await this.deliveries.recordSuccess(id, delivery.event, now);
+      await this.deliveries.recordSuccess(id, delivery.event);
       this.metrics.attempted(id, 'success', outcome.latencyMs);
       this.metrics.delivered(event.occurredAt, now);
-      return true;
+      return 'succeeded';
     }
     if (outcome.status === 410) {
       await this.deliveries.disable(id, 'HTTP 410: the receiver asked for no more deliveries', now);
       this.metrics.attempted(id, 'disabled', outcome.latencyMs);
-      return false;
+      return 'stop';
     }
     const retried = await this.fail(id, delivery, outcome, failureReason(outcome, this.config));
     const failed = outcome.errorClass === 'timeout' ? 'timeout' : 'failed';
     this.metrics.attempted(id, retried ? failed : 'gave_up', outcome.latencyMs);
-    return true;
+    return 'failed';
   }
 
   /**
@@ -291,6 +319,12 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private leaseEnd(now: Date): Date {
     return new Date(now.getTime() + this.config.webhookTimeoutMs + LEASE_MARGIN_MS);
   }
+}
+
+/** What one subscription's sending knows: when its lease ends, and its latest success. */
+interface SendingState {
+  leasedUntil: Date;
+  lastSuccessAt?: Date;
 }
 
 function succeeded(outcome: AttemptOutcome): boolean {
