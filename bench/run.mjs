@@ -1,4 +1,4 @@
-// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--against REV] [--cluster] [--events] [--event-rows N] [--creates-per-second N] [--streams N] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C] [--node PATH]
+// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--against REV] [--cluster] [--events] [--event-rows N] [--creates-per-second N] [--streams N] [--webhooks] [--delivery-seconds S] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C] [--node PATH]
 //
 // Races the real service against bench/reference (same API on bare Fastify + better-sqlite3, or `pg`
 // with prepared statements under --pg). Both
@@ -18,6 +18,11 @@
 // a stream, at --creates-per-second, on another instance (PostgreSQL) or the same one (SQLite).
 // --streams N races the service with N event streams open against the service with none (list
 // and get), and reads what the streams cost its memory.
+// --webhooks races the service with three webhooks subscribed to every event, their receivers on
+// loopback, against the service with none (createPet), letting the webhooks' deliveries catch up
+// after each of its slices; then times deliveries: pets created at --creates-per-second for
+// --delivery-seconds, commit to first delivery and the deliveries owed each second, with the three
+// receivers alone and with a fourth webhook whose receiver is down.
 // --node runs the whole bench (seeding, service, reference) on that node binary instead of the one
 // running npm; better-sqlite3 must be built for its ABI (README, "Performance").
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -35,12 +40,26 @@ import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { prepareSqlite, preparePostgres } from './lib/data.mjs';
-import { followFeed, holdStreams, measureStreamLatency } from './lib/event-clients.mjs';
+import { copyPostgres, prepareSqlite, preparePostgres } from './lib/data.mjs';
+import {
+  followFeed,
+  holdStreams,
+  holdWebhookReceivers,
+  measureStreamLatency,
+  measureWebhookLatency,
+} from './lib/event-clients.mjs';
 import { loadGenerator, runLoad } from './lib/load.mjs';
 import { pinning } from './lib/cpu.mjs';
-import { printEventsReport, printReport, summarize, summarizeEvents } from './lib/report.mjs';
+import {
+  printEventsReport,
+  printReport,
+  printWebhookDeliveries,
+  summarize,
+  summarizeEvents,
+  summarizeWebhookDeliveries,
+} from './lib/report.mjs';
 import { readMetrics, startOtlpSink, startServer } from './lib/servers.mjs';
+import { pendingDeliveries } from './lib/webhook-receivers.mjs';
 import { runClusterBench } from './cluster.mjs';
 import { serverNodeArgs } from '../scripts/start-command.mjs';
 
@@ -57,6 +76,8 @@ const { values: opts, tokens } = parseArgs({
     'event-rows': { type: 'string', default: '100000' },
     'creates-per-second': { type: 'string', default: '200' },
     streams: { type: 'string' },
+    webhooks: { type: 'boolean', default: false },
+    'delivery-seconds': { type: 'string', default: '60' },
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },
     slice: { type: 'string', default: '2' },
@@ -78,10 +99,17 @@ const createsPerSecond = positiveInteger('--creates-per-second', opts['creates-p
 // instance.
 const streams =
   opts.streams === undefined ? 0 : positiveInteger('--streams', opts.streams, 1, 1000);
+const deliverySeconds = positiveInteger('--delivery-seconds', opts['delivery-seconds'], 1);
 const engine = opts.pg ? 'postgres' : 'sqlite';
-const modes = ['scale', 'observability', 'against', 'cluster', 'events', 'streams'].filter(
-  (mode) => opts[mode] !== undefined && opts[mode] !== false,
-);
+const modes = [
+  'scale',
+  'observability',
+  'against',
+  'cluster',
+  'events',
+  'streams',
+  'webhooks',
+].filter((mode) => opts[mode] !== undefined && opts[mode] !== false);
 if (modes.length > 1) {
   process.stderr.write(`${modes.map((mode) => `--${mode}`).join(' and ')}: one at a time\n`);
   process.exit(2);
@@ -111,6 +139,10 @@ const FOLLOWER_PAGE = 100;
  * opened the streams, and the load before them, have been answered.
  */
 const MEMORY_SETTLE_MS = 2_000;
+/** --webhooks: the receivers each webhook contender's webhooks deliver to. */
+const WEBHOOK_RECEIVERS = 3;
+/** --webhooks: how often a drain asks whether the webhooks have caught up. */
+const DRAIN_POLL_MS = 100;
 // Ports below the kernel's ephemeral range (32768+), where a client socket could already hold them.
 const CONTENDERS = {
   service: { nodeArgs: serviceNodeArgs, port: 31100 },
@@ -130,6 +162,20 @@ const CONTENDERS = {
     port: 31102,
     env: { METRICS_PORT: '31103', EVENT_STREAMS_PER_KEY: String(streams) },
   },
+  // --webhooks: the service with WEBHOOK_RECEIVERS webhooks subscribed (their database of its own
+  // on PostgreSQL, so the service without them sends nothing).
+  webhooks: {
+    nodeArgs: serviceNodeArgs,
+    port: 31102,
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+  },
+  // --webhooks' delivery timing. The retry schedule gives a receiver that is down as many
+  // attempts per event within the run as the default schedule gives it within 10 minutes (three).
+  deliveries: {
+    nodeArgs: serviceNodeArgs,
+    port: 31102,
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE: '0s,5s,20s' },
+  },
   // --events on PostgreSQL: a second instance on the same database, where the stream is open.
   replica: { nodeArgs: serviceNodeArgs, port: 31102 },
 };
@@ -144,6 +190,7 @@ const contenders = {
   against: ['service', 'before'],
   events: opts.pg ? ['service', 'replica'] : ['service'],
   streams: ['service', 'streams'],
+  webhooks: ['service', 'webhooks'],
 }[modes[0]] ?? ['service', 'reference'];
 const otlpSink = opts.observability ? await startOtlpSink() : undefined;
 if (otlpSink) CONTENDERS.tracing.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlpSink.endpoint;
@@ -164,13 +211,28 @@ process.stderr.write(
   `seeding ${rows.toLocaleString('en')} pets (+${PATCH_POOL_SIZE.toLocaleString('en')} for patch)` +
     `${events ? ` and ${events.toLocaleString('en')} events` : ''} on ${engine}…\n`,
 );
-const seed = { rows: seeded, events, eventPets: rows };
+const seed = {
+  rows: seeded,
+  events,
+  eventPets: rows,
+  ...(opts.webhooks && { scopes: 'pets:read,pets:write,webhooks:manage' }),
+};
 const data = opts.pg
   ? await preparePostgres({ url: opts.pg, ...seed })
   : prepareSqlite({ dir: workDir, ...seed });
+if (opts.webhooks && opts.pg) {
+  const own = { DATABASE_URL: await copyPostgres(opts.pg, '_webhooks') };
+  for (const contender of ['webhooks', 'deliveries']) Object.assign(CONTENDERS[contender].env, own);
+}
 const scenarios = opts.events
   ? []
-  : defineScenarios({ rows, key: data.key, scale: opts.scale, streams: streams > 0, patchPool });
+  : defineScenarios({
+      rows,
+      key: data.key,
+      scale: opts.scale,
+      streams: streams > 0,
+      patchPool,
+    }).filter((scenario) => !opts.webhooks || scenario.name === 'create');
 const measuresPatch = scenarios.some((scenario) => scenario.name === 'patch');
 /**
  * How far the patch scenario has gone through its pool on each database: a load goes on from
@@ -182,10 +244,12 @@ const sharedPatchCursor = { sent: 0 };
 const patchWrites = [];
 
 const runs = [];
+let webhookDeliveries;
 try {
   for (let round = 1; round <= rounds; round++) {
     runs.push(...(opts.events ? [await runEventsRound(round)] : await runRound(round)));
   }
+  if (opts.webhooks) webhookDeliveries = await timeWebhookDeliveries();
   if (opts.pg && measuresPatch) {
     const written = await data.revisionsMade(patchPool);
     patchWrites.push({ database: 'shared', sent: sharedPatchCursor.sent, written });
@@ -220,6 +284,12 @@ const result = {
       streamOn: contenders.at(-1),
     }),
     ...(streams > 0 && { streams }),
+    ...(opts.webhooks && {
+      webhookReceivers: WEBHOOK_RECEIVERS,
+      createsPerSecond,
+      deliverySeconds,
+      retrySchedule: CONTENDERS.deliveries.env.WEBHOOK_RETRY_SCHEDULE,
+    }),
   },
   runs,
   summary: opts.events
@@ -230,9 +300,14 @@ const result = {
         { pg: opts.pg, scale: opts.scale, connections },
       ),
   ...(measuresPatch && { patchWrites }),
+  ...(webhookDeliveries && {
+    webhookDeliveries,
+    webhookSummary: summarizeWebhookDeliveries(webhookDeliveries, { createsPerSecond }),
+  }),
 };
 if (opts.events) printEventsReport(result);
 else printReport(result);
+if (webhookDeliveries) printWebhookDeliveries(result);
 if (result.patchWrites) {
   const counts = patchWrites.map(
     ({ database, sent, written }) =>
@@ -261,9 +336,26 @@ async function runRound(round) {
     );
     for (const scenario of scenarios)
       for (const server of servers) await expectAnswer(server, scenario.request);
+    // --webhooks: subscribed before the warm-up, so the delivery worker's code is warm too.
+    const webhookServer = servers.find((server) => server.contender === 'webhooks');
+    const receivers =
+      webhookServer &&
+      (await holdWebhookReceivers({
+        origin: webhookServer.origin,
+        key: data.key,
+        count: WEBHOOK_RECEIVERS,
+      }));
+    const drainMs = [];
+    /** The load on `server` for `seconds`; the webhooks' deliveries caught up after it. */
+    const loadAndDrain = async (server, scenario, seconds) => {
+      const result = await load(server, scenario, seconds);
+      if (server === webhookServer) drainMs.push(await drain(server, receivers));
+      return result;
+    };
     // Every code path is warm (JIT-compiled) before any is measured, so no scenario pays for the first.
     for (const scenario of scenarios)
-      for (const server of servers) if (warmup > 0) await load(server, scenario, warmup);
+      for (const server of servers) if (warmup > 0) await loadAndDrain(server, scenario, warmup);
+    drainMs.length = 0;
     // --streams: opened once the contender is warm, so its memory before them is its steady state.
     const streamsServer = servers.find((server) => server.contender === 'streams');
     const held = streamsServer && (await openStreams(streamsServer));
@@ -276,13 +368,15 @@ async function runRound(round) {
         // A B, then B A: neither contender always goes first.
         const order = i % 2 === 0 ? servers : [...servers].reverse();
         for (const server of order)
-          measured.get(server)[scenario.name].push(await load(server, scenario, slice));
+          measured.get(server)[scenario.name].push(await loadAndDrain(server, scenario, slice));
       }
       process.stderr.write(
         `\n  ${scenario.name}: ${servers.map((s) => `${s.contender} ${rate(measured.get(s)[scenario.name])}/s`).join('  ')}`,
       );
     }
     const openStreamsRun = held && { count: streams, ...held.memory, ...(await held.close()) };
+    const webhooksRun = receivers && { drainMs, receivers: await receivers.counts() };
+    if (receivers) await unsubscribe(webhookServer, receivers);
     const result = servers.map((server) => ({
       contender: server.contender,
       round,
@@ -290,6 +384,7 @@ async function runRound(round) {
       peakRssMb: server.peakRssMb(),
       scenarios: measured.get(server),
       ...(server === streamsServer && { openStreams: openStreamsRun }),
+      ...(server === webhookServer && { webhooks: webhooksRun }),
     }));
     process.stderr.write(
       `\n  peak RSS ${result.map((r) => `${r.contender} ${Math.round(r.peakRssMb)} MB`).join(', ')}\n`,
@@ -329,6 +424,71 @@ async function idleMemory(metricsPort) {
     heapUsedMb: mb('nodejs_heap_size_used_bytes'),
     heapTotalMb: mb('nodejs_heap_size_total_bytes'),
   };
+}
+
+/**
+ * --webhooks: waits until `server`'s webhooks have caught up with the load just sent: nothing
+ * pending, and the receivers' counts still for one poll (an event committed in the last moments
+ * is recorded as owed within one pass, at most 50 ms later). Resolves to the milliseconds it took.
+ */
+async function drain(server, receivers) {
+  const startedAt = performance.now();
+  let last;
+  for (;;) {
+    const pending = await pendingDeliveries(server.origin, data.key);
+    const counts = JSON.stringify(await receivers.counts());
+    if (pending.every((n) => n === 0) && counts === last) return performance.now() - startedAt;
+    last = counts;
+    await sleep(DRAIN_POLL_MS);
+  }
+}
+
+/**
+ * --webhooks: deletes the round's webhooks, so none outlives its receivers in a database the next
+ * server uses (PostgreSQL), and closes the receivers.
+ */
+async function unsubscribe(server, receivers) {
+  for (const id of receivers.ids) {
+    const response = await fetch(`${server.origin}/v1/webhooks/${id}`, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${data.key}` },
+    });
+    if (response.status !== 204) throw new Error(`DELETE /v1/webhooks/${id}: ${response.status}`);
+  }
+  await receivers.close();
+}
+
+/**
+ * --webhooks: deliveries timed on a fresh server, first to the receivers alone, then with a
+ * webhook whose receiver is down; each after up to --warmup seconds of the same, unmeasured.
+ */
+async function timeWebhookDeliveries() {
+  const phases = {};
+  for (const [phase, down] of [
+    ['healthy', false],
+    ['withDown', true],
+  ]) {
+    process.stderr.write(`webhook deliveries, ${phase}: `);
+    const server = await startContender('deliveries', phase);
+    try {
+      const spec = {
+        origin: server.origin,
+        key: data.key,
+        healthy: WEBHOOK_RECEIVERS,
+        down,
+        createsPerSecond,
+      };
+      if (warmup > 0) await measureWebhookLatency({ ...spec, seconds: warmup });
+      phases[phase] = await measureWebhookLatency({ ...spec, seconds: deliverySeconds });
+      const { created, owed, missing } = phases[phase];
+      process.stderr.write(
+        `${created} creates answered 201, ${owed - missing} of ${owed} deliveries arrived\n`,
+      );
+    } finally {
+      await server.stop();
+    }
+  }
+  return phases;
 }
 
 /**

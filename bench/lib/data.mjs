@@ -37,9 +37,9 @@ const REVISIONS_MADE =
  * A seeded SQLite file that every server start copies, so each contender begins from the same
  * bytes. `events` (default none) are written about the first `eventPets` pets.
  */
-export function prepareSqlite({ dir, rows, events = 0, eventPets = rows }) {
+export function prepareSqlite({ dir, rows, events = 0, eventPets = rows, scopes }) {
   const template = join(dir, 'seed.sqlite');
-  const key = createKey(`sqlite:${template}`);
+  const key = createKey(`sqlite:${template}`, scopes);
   const db = new Database(template);
   db.prepare(
     `
@@ -85,7 +85,7 @@ export function prepareSqlite({ dir, rows, events = 0, eventPets = rows }) {
  * Empties a dedicated PostgreSQL database (its name must contain "bench") and seeds it as
  * prepareSqlite does.
  */
-export async function preparePostgres({ url, rows, events = 0, eventPets = rows }) {
+export async function preparePostgres({ url, rows, events = 0, eventPets = rows, scopes }) {
   const name = new URL(url).pathname.slice(1);
   if (!name.includes('bench'))
     throw new Error(
@@ -95,7 +95,7 @@ export async function preparePostgres({ url, rows, events = 0, eventPets = rows 
   await client.connect();
   try {
     await client.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
-    const key = createKey(url); // migrates the empty schema first
+    const key = createKey(url, scopes); // migrates the empty schema first
     await client.query(
       `
       INSERT INTO pets (name, category_id, status)
@@ -126,10 +126,36 @@ async function revisionsMadeOnPostgres(url, { firstId, count }) {
   }
 }
 
-function createKey(databaseUrl) {
-  const output = execFileSync(process.execPath, ['dist/api-key.cli.js', 'create', 'bench'], {
-    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
-    encoding: 'utf8',
+/**
+ * A copy of the seeded PostgreSQL database at `url`, named after it with `suffix`, made anew: for a
+ * contender whose writes must not reach the other's (--webhooks' subscriptions).
+ */
+export async function copyPostgres(url, suffix) {
+  const source = new URL(url);
+  const name = `${source.pathname.slice(1)}${suffix}`;
+  const server = new pg.Client({
+    connectionString: Object.assign(new URL(url), { pathname: '/postgres' }).href,
   });
+  await server.connect();
+  try {
+    await server.query(`DROP DATABASE IF EXISTS "${name}"`);
+    await server.query(`CREATE DATABASE "${name}" TEMPLATE "${source.pathname.slice(1)}"`);
+  } finally {
+    await server.end();
+  }
+  return Object.assign(source, { pathname: `/${name}` }).href;
+}
+
+/** A key made by the `apikey` CLI: the default scopes, or `scopes` (comma-separated). */
+function createKey(databaseUrl, scopes) {
+  const scopeArgs = scopes ? ['--scopes', scopes] : [];
+  const output = execFileSync(
+    process.execPath,
+    ['dist/api-key.cli.js', 'create', 'bench', ...scopeArgs],
+    {
+      env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
+      encoding: 'utf8',
+    },
+  );
   return output.trim();
 }

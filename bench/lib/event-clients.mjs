@@ -50,25 +50,74 @@ export async function measureStreamLatency(spec) {
  * @returns {Promise<{close: () => Promise<{endedEarly:number, bytes:number}>}>}
  */
 export async function holdStreams({ origin, key, count }) {
-  const [file, ...args] = cpuPin(1, process.execPath, [
-    worker('stream-holder-worker.mjs'),
-    JSON.stringify({ origin, key, count }),
-  ]);
-  const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'inherit'] });
-  const exited = once(child, 'exit');
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const nextReport = async () => {
-    const { value, done } = await lines.next();
-    if (done) throw new Error(`the stream holder exited ${(await exited)[0]}`);
-    return JSON.parse(value);
-  };
-  await nextReport();
+  const holder = startReporting('stream-holder-worker.mjs', { origin, key, count });
+  await holder.next();
   return {
     close: async () => {
-      child.stdin.end();
-      const report = await nextReport();
-      await exited;
+      holder.child.stdin.end();
+      const report = await holder.next();
+      await holder.exited;
       return report;
+    },
+  };
+}
+
+/**
+ * Pets created on `origin` at a steady rate, their deliveries timed at `healthy` webhook receivers
+ * (and with `down`, one more webhook whose receiver refuses connections).
+ * @param {{origin:string, key:string, healthy:number, down:boolean, createsPerSecond:number, seconds:number}} spec
+ * @returns {Promise<{sent:number, createsPerSecond:number, created:number,
+ *   failures:Record<string, number>, owed:number, missing:number, deliveries:number,
+ *   fromSentMs:number[], fromAnswerMs:number[], owedSamples:number[],
+ *   down?:{pendingDeliveries:number, reason:string|null}}>}
+ */
+export async function measureWebhookLatency(spec) {
+  const output = await runPinned(
+    process.execPath,
+    [worker('webhook-latency-worker.mjs')],
+    JSON.stringify(spec),
+  );
+  return JSON.parse(output);
+}
+
+/**
+ * `count` webhook receivers, subscribed to every event on `origin` as webhooks `ids`, until
+ * `close()`; `counts()` resolves to the deliveries each got so far and how many distinct events
+ * they were.
+ * @returns {Promise<{ids: number[], counts: () => Promise<{deliveries:number, events:number}[]>, close: () => Promise<void>}>}
+ */
+export async function holdWebhookReceivers({ origin, key, count }) {
+  const receivers = startReporting('webhook-receivers-worker.mjs', { origin, key, count });
+  const { ids } = await receivers.next();
+  return {
+    ids,
+    counts: () => {
+      receivers.child.stdin.write('count\n');
+      return receivers.next();
+    },
+    close: async () => {
+      receivers.child.stdin.end();
+      await receivers.exited;
+    },
+  };
+}
+
+/**
+ * Starts worker `file` pinned to CPU 1 with `spec` as JSON in its first argument; it prints one
+ * JSON line per report, which `next()` reads.
+ */
+function startReporting(file, spec) {
+  const [command, ...args] = cpuPin(1, process.execPath, [worker(file), JSON.stringify(spec)]);
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = once(child, 'exit');
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  return {
+    child,
+    exited,
+    next: async () => {
+      const { value, done } = await lines.next();
+      if (done) throw new Error(`${file} exited ${(await exited)[0]}`);
+      return JSON.parse(value);
     },
   };
 }

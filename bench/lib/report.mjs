@@ -78,6 +78,10 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
     withStreams.length === 0
       ? undefined
       : streamsCost(withStreams, service, contenders, scenarioNames);
+  // With --webhooks: the service with webhooks subscribed over the service with none.
+  const withWebhooks = byContender('webhooks');
+  const webhooks =
+    withWebhooks.length === 0 ? undefined : webhooksCost(withWebhooks, service, scenarioNames);
   const deepOverPage1 = scale
     ? median(
         service.map((run) => combine(run.scenarios.deep).p50Ms / combine(run.scenarios.list).p50Ms),
@@ -103,6 +107,8 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
     check(`peak RSS under load, ${open} − none`, streams.peakRssMb, '≤', 100, ' MB');
     check('streams the server ended before the round did', streams.endedEarly, '≤', 0);
   }
+  for (const [scenario, ratio] of Object.entries(webhooks?.ratios ?? {}))
+    check(`${scenario} req/s, with webhooks / none`, ratio.rps, '≥', 0.85);
   if (scale) check('deep page p50 / page 1 p50', deepOverPage1, '≤', 1.3);
   check('service peak RSS under load', contenders.service.peakRssMb, '≤', 200, ' MB');
   if (!pg)
@@ -118,7 +124,111 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
     .reduce((sum, slice) => sum + slice.errors, 0);
   check('errors (non-2xx, socket errors, timeouts)', errors, '≤', 0);
 
-  return { contenders, ratios, againstBefore, observability, streams, deepOverPage1, targets };
+  return {
+    contenders,
+    ratios,
+    againstBefore,
+    observability,
+    streams,
+    webhooks,
+    deepOverPage1,
+    targets,
+  };
+}
+
+/**
+ * What the webhooks cost the runs that had them: throughput against the service without, and how
+ * long their deliveries took to catch up after a slice (median and largest over every slice).
+ */
+function webhooksCost(withWebhooks, service, scenarioNames) {
+  const drains = withWebhooks.flatMap(({ webhooks }) => webhooks.drainMs);
+  return {
+    ratios: pairedRatios(withWebhooks, service, scenarioNames),
+    drainMs: { median: median(drains), max: Math.max(...drains) },
+    receivers: withWebhooks.map(({ webhooks }) => webhooks.receivers),
+  };
+}
+
+/**
+ * --webhooks' delivery timing, for the receivers alone and with one down: percentiles from the
+ * create sent and answered to the first delivery, the deliveries owed over the second half of the
+ * run, and what did not arrive.
+ */
+export function summarizeWebhookDeliveries(phases, { createsPerSecond }) {
+  const summary = Object.fromEntries(
+    Object.entries(phases).map(([phase, run]) => [
+      phase,
+      {
+        fromSentMs: percentiles(run.fromSentMs),
+        fromAnswerMs: percentiles(run.fromAnswerMs),
+        createsPerSecond: run.createsPerSecond,
+        sent: run.sent,
+        created: run.created,
+        owed: run.owed,
+        missing: run.missing,
+        repeated: run.deliveries - (run.owed - run.missing),
+        owedSecondHalf: percentiles(run.owedSamples.slice(Math.floor(run.owedSamples.length / 2))),
+        owedFirstHalf: percentiles(
+          run.owedSamples.slice(0, Math.floor(run.owedSamples.length / 2)),
+        ),
+        ...(run.down && { down: run.down }),
+      },
+    ]),
+  );
+  const targets = [];
+  const check = checker(targets);
+  for (const [phase, s] of Object.entries(summary)) {
+    check(
+      `${phase}: commit to first delivery, p99 from the create sent`,
+      s.fromSentMs.p99,
+      '≤',
+      1000,
+      ' ms',
+    );
+    // Flat: never a second's deliveries behind over the second half.
+    check(
+      `${phase}: deliveries owed, largest over the second half`,
+      s.owedSecondHalf.max,
+      '≤',
+      createsPerSecond * 3,
+    );
+    check(`${phase}: creates not answered 201`, s.sent - s.created, '≤', 0);
+    check(`${phase}: deliveries that never arrived`, s.missing, '≤', 0);
+  }
+  return { ...summary, targets };
+}
+
+export function printWebhookDeliveries({ setup, webhookSummary }) {
+  const ms = ({ p50, p99, max }) => [p50, p99, max].map((n) => n.toFixed(1)).join(' / ');
+  const phases = Object.keys(webhookSummary).filter((key) => key !== 'targets');
+  const row = (label, value) => [label, ...phases.map((phase) => value(webhookSummary[phase]))];
+  const table = [
+    ['measurement', ...phases],
+    row('creates/s sent', (s) => Math.round(s.createsPerSecond).toLocaleString('en')),
+    row('first delivery from create sent: p50 / p99 / max ms', (s) => ms(s.fromSentMs)),
+    row('first delivery from create answered: p50 / p99 / max ms', (s) => ms(s.fromAnswerMs)),
+    row(
+      'owed, first half of the run: p50 / max',
+      (s) => `${s.owedFirstHalf.p50} / ${s.owedFirstHalf.max}`,
+    ),
+    row('owed, second half: p50 / max', (s) => `${s.owedSecondHalf.p50} / ${s.owedSecondHalf.max}`),
+    row('creates sent / answered 201', (s) => `${s.sent} / ${s.created}`),
+    row('deliveries owed / missing / repeated', (s) => `${s.owed} / ${s.missing} / ${s.repeated}`),
+    row('the down webhook: pending / last failure', (s) =>
+      s.down ? `${s.down.pendingDeliveries} / ${s.down.reason}` : '-',
+    ),
+  ];
+  process.stdout.write(
+    `${[
+      '',
+      `webhook deliveries: ${setup.createsPerSecond} creates/s for ${setup.deliverySeconds} s, ` +
+        `${setup.webhookReceivers} receivers subscribed to every event (withDown: and a webhook whose ` +
+        `receiver refuses connections; retry schedule ${setup.retrySchedule}); owed sampled each second`,
+      '',
+      ...formatTable(table),
+      ...targetLines(webhookSummary.targets),
+    ].join('\n')}\n`,
+  );
 }
 
 /**
@@ -282,8 +392,16 @@ export function printEventsReport({ setup, machine, runs, summary }) {
 }
 
 export function printReport({ setup, machine, summary }) {
-  const { contenders, ratios, againstBefore, observability, streams, deepOverPage1, targets } =
-    summary;
+  const {
+    contenders,
+    ratios,
+    againstBefore,
+    observability,
+    streams,
+    webhooks,
+    deepOverPage1,
+    targets,
+  } = summary;
   const out = [];
   out.push(
     '',
@@ -302,6 +420,7 @@ export function printReport({ setup, machine, summary }) {
   if (ratios) header.push('req/s ratio', 'p99 ratio');
   if (againstBefore) header.push('req/s service/before', 'p99 service/before');
   if (streams) header.push('req/s streams/service', 'p99 streams/service');
+  if (webhooks) header.push('req/s webhooks/service', 'p99 webhooks/service');
   const table = [header];
   for (const scenario of Object.keys(contenders.service.scenarios)) {
     const row = [scenario];
@@ -312,7 +431,7 @@ export function printReport({ setup, machine, summary }) {
         `${s.p50Ms.toFixed(2)} / ${s.p99Ms.toFixed(2)}`,
       );
     }
-    for (const paired of [ratios, againstBefore, streams?.ratios].filter(Boolean))
+    for (const paired of [ratios, againstBefore, streams?.ratios, webhooks?.ratios].filter(Boolean))
       row.push(paired[scenario].rps.toFixed(2), paired[scenario].p99.toFixed(2));
     table.push(row);
   }
@@ -341,6 +460,15 @@ export function printReport({ setup, machine, summary }) {
       `memory when ${streams.count.toLocaleString('en')} streams opened (median over rounds): ` +
         `RSS ${signed(streams.rssMb)} MB, heap used ${signed(streams.heapUsedMb)} MB, ` +
         `heap total ${signed(streams.heapTotalMb)} MB; peak RSS streams − service ${signed(streams.peakRssMb)} MB`,
+    );
+  if (webhooks)
+    out.push(
+      '',
+      `webhooks catching up after a slice: median ${Math.round(webhooks.drainMs.median)} ms, ` +
+        `largest ${Math.round(webhooks.drainMs.max)} ms; receivers at the end of each round ` +
+        `(deliveries / distinct events): ${webhooks.receivers
+          .map((round) => round.map((r) => `${r.deliveries}/${r.events}`).join(' '))
+          .join('; ')}`,
     );
   out.push(...targetLines(targets));
   process.stdout.write(`${out.join('\n')}\n`);

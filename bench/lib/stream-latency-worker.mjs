@@ -6,6 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { text } from 'node:stream/consumers';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { countOf, createSteadily, round } from './steady-creates.mjs';
 
 /**
  * A stream opened without Last-Event-ID starts at the newest event its first query finds: the
@@ -29,7 +30,13 @@ const stream = await openStream((event) => {
   else arrivals.set(event.data.pet.id, performance.now());
 });
 await sleep(STREAM_START_MS);
-const creates = await createSteadily();
+const creates = await createSteadily({
+  origin: writeOrigin,
+  key,
+  createsPerSecond,
+  seconds,
+  name: 'Stream',
+});
 const created = creates.filter((c) => c.failure === undefined);
 const deadline = performance.now() + GRACE_MS;
 while (created.some((c) => !arrivals.has(c.id)) && performance.now() < deadline) await sleep(50);
@@ -85,46 +92,4 @@ async function readEvents(body, onEvent) {
       if (data.length > 0) onEvent(JSON.parse(data.join('\n')));
     }
   }
-}
-
-/** Sends every create at its time on the schedule, and resolves to them all once all are answered. */
-async function createSteadily() {
-  const count = createsPerSecond * seconds;
-  const startedAt = performance.now();
-  const creates = [];
-  for (let k = 0; k < count; k++) {
-    const wait = startedAt + (k * 1000) / createsPerSecond - performance.now();
-    if (wait > 0) await sleep(wait);
-    creates.push(create(k));
-  }
-  return Promise.all(creates);
-}
-
-/** One createPet; `failure` says why it did not answer 201 (its status, or the client's error). */
-async function create(k) {
-  const sentAt = performance.now();
-  try {
-    const response = await fetch(`${writeOrigin}/v1/pets`, {
-      method: 'POST',
-      headers: { ...auth, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ name: `Stream ${k}`, categoryId: 7, status: 'available' }),
-    });
-    const pet = await response.json();
-    const failure = response.status === 201 ? undefined : String(response.status);
-    return { sentAt, answeredAt: performance.now(), failure, id: pet.id };
-  } catch (error) {
-    // A server too busy to take the connection in time: the run reports it instead of ending.
-    return { sentAt, failure: error.cause?.code ?? error.message };
-  }
-}
-
-/** How many times each value occurs. */
-function countOf(values) {
-  const counts = {};
-  for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
-  return counts;
-}
-
-function round(ms) {
-  return Math.round(ms * 100) / 100;
 }
