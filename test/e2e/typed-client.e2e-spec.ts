@@ -129,6 +129,23 @@ const BREAKING_CHANGES: {
       );
     },
   },
+  {
+    dir: 'webhook-id-string',
+    change: "getWebhook's id becomes a string",
+    error: "error TS2322: Type 'number' is not assignable to type 'string'",
+    edit: (doc) => {
+      doc.paths['/webhooks/{id}'].get.parameters[0].schema = { type: 'string' };
+    },
+  },
+  {
+    dir: 'webhook-secret-dropped',
+    change: 'WebhookWithSecret loses its secret',
+    error: "error TS2339: Property 'secret' does not exist",
+    edit: ({ components: { schemas } }) => {
+      delete schemas.WebhookWithSecret.properties.secret;
+      schemas.WebhookWithSecret.required = ['id', 'url', 'events', 'createdAt'];
+    },
+  },
 ];
 
 describe('typed client example: breaking schema changes', () => {
