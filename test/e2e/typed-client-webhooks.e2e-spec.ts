@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   AnimalStoreError,
@@ -14,11 +13,11 @@ import {
   rotateWebhookSecret,
 } from '../../examples/client/src/webhooks.js';
 import { ApiKeyStore } from '../../src/auth/api-key-store.js';
+import { CLIENT_COMMAND } from '../support/example-commands.js';
 import type { Finished } from '../support/processes.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { ENGINES } from '../support/test-database.js';
 
-const RUNNER = resolve('examples/client/scripts/run-example.mjs');
 const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const URL = 'https://marketplace.example/hooks/animal-store';
@@ -183,13 +182,13 @@ describe.each(ENGINES)('typed client managing webhooks [%s]', (engine) => {
         code: 2,
         stdout: '',
         stderr: [
-          'Usage: run-example.mjs',
-          'Usage: run-example.mjs follow <cursor-file>',
-          'Usage: run-example.mjs webhooks list',
-          'Usage: run-example.mjs webhooks get <id>',
-          'Usage: run-example.mjs webhooks create <url> [event-type…]',
-          'Usage: run-example.mjs webhooks rotate-secret <id>',
-          'Usage: run-example.mjs webhooks delete <id>',
+          'Usage: npm run client:example',
+          'Usage: npm run client:example -- follow <cursor-file>',
+          'Usage: npm run client:example -- webhooks list',
+          'Usage: npm run client:example -- webhooks get <id>',
+          'Usage: npm run client:example -- webhooks create <url> [event-type…]',
+          'Usage: npm run client:example -- webhooks rotate-secret <id>',
+          'Usage: npm run client:example -- webhooks delete <id>',
           '',
         ].join('\n'),
       });
@@ -202,7 +201,7 @@ function run(args: string[], env: Record<string, string>): Promise<Finished> {
   return new Promise((done) => {
     execFile(
       'node',
-      [RUNNER, ...args],
+      [...CLIENT_COMMAND, ...args],
       { env: { ...process.env, ...env } },
       (error, stdout, stderr) => done({ code: error ? (error.code as number) : 0, stdout, stderr }),
     );

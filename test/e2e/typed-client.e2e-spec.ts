@@ -21,6 +21,7 @@ import {
   type Pet,
 } from '../../examples/client/src/example.js';
 import { findLink } from '../../examples/client/src/link-header.js';
+import { CLIENT_COMMAND } from '../support/example-commands.js';
 import {
   runApiKeyCli,
   startServer,
@@ -411,16 +412,15 @@ describe.each(ENGINES)('typed client example against the server [%s]', (engine) 
   });
 
   it('runs as a command: prints the walk and exits 0; explains a refused key and exits 1', async () => {
-    const runner = join(EXAMPLE_DIR, 'scripts/run-example.mjs');
     const pagesAfterOneMore = Math.ceil(((await listedIds()).length + 1) / 20);
 
-    const succeeded = await run('node', [runner], {
+    const succeeded = await run('node', CLIENT_COMMAND, {
       env: { ANIMAL_STORE_URL: baseUrl, ANIMAL_STORE_API_KEY: key },
     });
-    const refused = await run('node', [runner], {
+    const refused = await run('node', CLIENT_COMMAND, {
       env: { ANIMAL_STORE_URL: baseUrl, ANIMAL_STORE_API_KEY: 'pets_000000000000_refused' },
     });
-    const keyless = await run('node', [runner], {
+    const keyless = await run('node', CLIENT_COMMAND, {
       env: { ANIMAL_STORE_URL: baseUrl, ANIMAL_STORE_API_KEY: '' },
     });
 

@@ -13,8 +13,9 @@ import {
 import { runWebhookCommand, WEBHOOK_USAGE } from './webhooks.js';
 
 const DEFAULT_URL = 'http://127.0.0.1:3000/v1';
+const COMMAND = 'npm run client:example';
 const USAGE = ['', 'follow <cursor-file>', ...WEBHOOK_USAGE]
-  .map((form) => `Usage: run-example.mjs ${form}`.trimEnd())
+  .map((form) => `Usage: ${form === '' ? COMMAND : `${COMMAND} -- ${form}`}`)
   .join('\n');
 
 const apiKey = process.env.ANIMAL_STORE_API_KEY;
