@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAPI_FILE, renderOpenApiDocument } from '../../src/write-openapi.js';
@@ -398,6 +399,16 @@ describe('OpenAPI document', () => {
       expect(parameter.description).toBeTruthy();
       expect(parameter.example).toMatch(new RegExp(parameter.schema.pattern));
     }
+    // The example headers are the example body's, signed with the example secret.
+    const [id, timestamp, signature] = post.parameters.map(({ example }: Json) => example);
+    const secret = doc.components.schemas.WebhookWithSecret.properties.secret.example;
+    const hmac = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'));
+    hmac.update(`${id}.${timestamp}.${JSON.stringify(body.example)}`);
+    expect([id, Number(timestamp) * 1000]).toEqual([
+      body.example.id,
+      Date.parse(body.example.timestamp) - (Date.parse(body.example.timestamp) % 1000),
+    ]);
+    expect(signature).toBe(`v1,${hmac.digest('base64')}`);
     expect(post.description).toContain('`Content-Type: application/json`');
     // A JavaScript object lists integer-like keys first, whatever order they were written in.
     expect(Object.keys(post.responses).sort()).toEqual(['2XX', '410', '429', '503', 'default']);

@@ -1,11 +1,35 @@
 import { getSchemaPath, type OperationObject, type ParameterObject } from '@nestjs/swagger';
 import { PetEventDto } from '../../events/dto/pet-event.dto.js';
-
-/** The name of the callback in createWebhook's `callbacks`: what the store sends to the URL. */
-export const DELIVERY_CALLBACK = 'petEvent';
+import { signedHeaders } from '../webhook-signature.js';
+import { WEBHOOK_PROPERTIES } from './webhook-properties.js';
 
 const DELIVERY_DESCRIPTION =
   "One event, POSTed to the webhook's `url` as Standard Webhooks 1.0 describes: the body is the event JSON, exactly as the feed serves it (`Content-Type: application/json`), signed with the webhook's secret. Verify the signature on the body exactly as received, before parsing it (the `standardwebhooks` package does), and answer 2xx within `WEBHOOK_TIMEOUT_MS` (15 s by default), then do the work. A delivery can arrive more than once: deduplicate by `webhook-id`. Redirects are not followed.";
+
+const DELIVERY_EXAMPLE = {
+  id: '7301-42',
+  type: 'pet.updated',
+  timestamp: '2026-11-25T18:04:05.123Z',
+  data: {
+    pet: { id: 42, name: 'Rex', categoryId: 1, status: 'sold' },
+    previous: { status: 'available' },
+  },
+};
+
+/**
+ * The headers of the example: really signed, with the example secret of WebhookWithSecret over the
+ * example body as compact JSON, so a verifier can be tried on them.
+ */
+const EXAMPLE_HEADERS = signedHeaders(
+  {
+    secret: WEBHOOK_PROPERTIES.secret.example,
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+  },
+  DELIVERY_EXAMPLE.id,
+  new Date(DELIVERY_EXAMPLE.timestamp),
+  JSON.stringify(DELIVERY_EXAMPLE),
+);
 
 const DELIVERY_HEADERS: ParameterObject[] = [
   {
@@ -15,7 +39,7 @@ const DELIVERY_HEADERS: ParameterObject[] = [
     description:
       "The event's `id`: the same on every attempt of this delivery. Deduplicate by it for longer than the retry schedule lasts.",
     schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
-    example: '7301-42',
+    example: EXAMPLE_HEADERS['webhook-id'],
   },
   {
     name: 'webhook-timestamp',
@@ -24,16 +48,16 @@ const DELIVERY_HEADERS: ParameterObject[] = [
     description:
       'When this attempt was signed, in Unix seconds; new on every attempt. Refuse a delivery whose timestamp is far from now (the `standardwebhooks` package allows five minutes).',
     schema: { type: 'string', pattern: '^[0-9]+$' },
-    example: '1795629845',
+    example: EXAMPLE_HEADERS['webhook-timestamp'],
   },
   {
     name: 'webhook-signature',
     in: 'header',
     required: true,
     description:
-      '`v1,` and the base64 HMAC-SHA256, keyed with the secret, of `<webhook-id>.<webhook-timestamp>.<body>`. For 24 hours after a rotation there are two, space separated, one by each secret: accept the delivery when either matches.',
+      '`v1,` and the base64 HMAC-SHA256, keyed with the secret, of `<webhook-id>.<webhook-timestamp>.<body>`. For 24 hours after a rotation there are two, space separated, one by each secret: accept the delivery when either matches. The example signs the example body, as compact JSON, with the example `secret` of WebhookWithSecret.',
     schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$' },
-    example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+    example: EXAMPLE_HEADERS['webhook-signature'],
   },
 ];
 
@@ -42,16 +66,6 @@ const RETRY_AFTER = {
     description:
       'Seconds, or an HTTP date: the next attempt waits at least this long, at most a day.',
     schema: { type: 'string', example: '120' },
-  },
-};
-
-const DELIVERY_EXAMPLE = {
-  id: '7301-42',
-  type: 'pet.updated',
-  timestamp: '2026-11-25T18:04:05.123Z',
-  data: {
-    pet: { id: 42, name: 'Rex', categoryId: 1, status: 'sold' },
-    previous: { status: 'available' },
   },
 };
 
@@ -93,7 +107,11 @@ const DELIVERY: OperationObject = {
   security: [],
 };
 
-/** createWebhook's callbacks: each event POSTed to the `url` of the request body. */
+/**
+ * createWebhook's callbacks: each event POSTed to the `url` of the request body. OpenAPI 3.0, which
+ * the document is, has no top-level `webhooks`; and `@ApiCallbacks` writes one response, without
+ * headers or examples, so the callback is written out here.
+ */
 export const WEBHOOK_CALLBACKS: OperationObject['callbacks'] = {
-  [DELIVERY_CALLBACK]: { '{$request.body#/url}': { post: DELIVERY } },
+  petEvent: { '{$request.body#/url}': { post: DELIVERY } },
 };
