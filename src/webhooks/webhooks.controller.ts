@@ -12,6 +12,7 @@ import { ApiErrorResponses } from '../errors/api-error-responses.js';
 import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
 import { NewWebhookDto } from './dto/new-webhook.dto.js';
 import { WebhookDto } from './dto/webhook.dto.js';
+import { WEBHOOK_CALLBACKS } from './dto/webhook-delivery.openapi.js';
 import { WEBHOOK_ID_SCHEMA } from './dto/webhook-properties.js';
 import { WebhookWithSecretDto } from './dto/webhook-with-secret.dto.js';
 import { ParseWebhookIdPipe } from './webhook-id.pipe.js';
@@ -21,7 +22,7 @@ const CREATE_WEBHOOK_DESCRIPTION =
   'Subscribes a URL to the changes committed from now on: each event (the PetEvent of listEvents) ' +
   'is POSTed to it, signed as Standard Webhooks 1.0 describes (`webhook-id`, `webhook-timestamp`, ' +
   '`webhook-signature`), retried until the receiver answers 2xx or the retry schedule ends, in ' +
-  'event order while the receiver succeeds. The answer carries the signing secret: the only time ' +
+  'event order while the receiver succeeds (the `petEvent` callback describes a delivery). The answer carries the signing secret: the only time ' +
   'it is shown.';
 
 const ROTATE_SECRET_DESCRIPTION =
@@ -44,6 +45,7 @@ export class WebhooksController {
     operationId: 'createWebhook',
     summary: 'Subscribe a URL to the changes',
     description: CREATE_WEBHOOK_DESCRIPTION,
+    callbacks: WEBHOOK_CALLBACKS,
   })
   @ApiCreatedResponse({
     description: 'The webhook with its signing secret.',

@@ -197,6 +197,38 @@ describe.skipIf(!chromiumInstalled() && !process.env.CI)(
       });
     });
 
+    it('shows under createWebhook the petEvent callback: the signed POST to the webhook URL, its headers and what each answer means', async () => {
+      const createWebhook = page.locator('#operations-webhooks-createWebhook');
+      await createWebhook.locator('.opblock-summary-control').click();
+      await createWebhook.getByText('Callbacks', { exact: true }).click();
+      const delivery = createWebhook.locator('#operations-callbacks-receivePetEvent');
+      await delivery.locator('.opblock-summary-control').click();
+
+      expect(await createWebhook.locator('.callbacks-container h2').allInnerTexts()).toEqual([
+        'petEvent',
+      ]);
+      expect(await summaries(delivery)).toEqual([
+        'POST {$request.body#/url} An event delivered to the webhook',
+      ]);
+      const headers = delivery.locator('tr[data-param-in="header"]');
+      expect(await headers.evaluateAll((rows) => rows.map((row) => row.dataset.paramName))).toEqual(
+        ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
+      );
+      const statuses = delivery.locator('.responses-table tr.response td.response-col_status');
+      expect((await statuses.allInnerTexts()).sort()).toEqual([
+        '2XX',
+        '410',
+        '429',
+        '503',
+        'default',
+      ]);
+      const example = delivery.locator('.opblock-section-request-body .highlight-code code');
+      expect(JSON.parse(await example.innerText())).toMatchObject({
+        id: '7301-42',
+        type: 'pet.updated',
+      });
+    });
+
     it('keeps the authorization across a reload (persistAuthorization)', async () => {
       await authorize(page, key);
       await page.reload();

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAPI_FILE, renderOpenApiDocument } from '../../src/write-openapi.js';
@@ -345,10 +346,78 @@ describe('OpenAPI document', () => {
     for (const item of Object.values<Json>(doc.paths))
       for (const op of Object.values<Json>(item))
         for (const parameter of op.parameters ?? []) expect(parameter.description).toBeTruthy();
-    for (const name of ['Pet', 'NewPet', 'PetPatch', 'Error'])
+    for (const name of ['Pet', 'NewPet', 'PetPatch', 'Error', 'NewWebhook', 'Webhook'])
       for (const property of Object.values<Json>(doc.components.schemas[name].properties))
         expect(property.description).toBeTruthy();
     expect(doc.components.schemas.NewPet.additionalProperties).toBe(false);
+  });
+
+  it('gives an example of every field of the webhook schemas', () => {
+    for (const name of ['NewWebhook', 'Webhook', 'WebhookWithSecret'])
+      for (const [field, property] of Object.entries<Json>(doc.components.schemas[name].properties))
+        expect(property.example, `${name}.${field}`).toBeDefined();
+  });
+
+  it('documents the rate-limit budget on every webhook success', () => {
+    for (const [path, method, success] of [
+      ['/webhooks', 'post', '201'],
+      ['/webhooks', 'get', '200'],
+      ['/webhooks/{id}', 'get', '200'],
+      ['/webhooks/{id}', 'delete', '204'],
+      ['/webhooks/{id}/rotate-secret', 'post', '200'],
+    ]) {
+      const { responses } = doc.paths[path][method];
+      expect(Object.keys(responses[success].headers)).toEqual(RATE_LIMIT_HEADER_NAMES);
+    }
+  });
+
+  it('describes a webhook delivery as the petEvent callback of createWebhook: a signed PetEvent POSTed to the url', () => {
+    const op = doc.paths['/webhooks'].post;
+    expect(Object.keys(op.callbacks)).toEqual(['petEvent']);
+    expect(Object.keys(op.callbacks.petEvent)).toEqual(['{$request.body#/url}']);
+    const delivery = op.callbacks.petEvent['{$request.body#/url}'];
+    expect(Object.keys(delivery)).toEqual(['post']);
+    const { post } = delivery;
+    expect(post.operationId).toBe('receivePetEvent');
+    expect(post.security).toEqual([]);
+    expect(post.requestBody.required).toBe(true);
+    expect(Object.keys(post.requestBody.content)).toEqual(['application/json']);
+    const body = post.requestBody.content['application/json'];
+    expect(body.schema).toEqual({ $ref: '#/components/schemas/PetEvent' });
+    expect(Object.keys(body.example)).toEqual(
+      Object.keys(doc.components.schemas.PetEvent.properties),
+    );
+    expect(doc.components.schemas.PetEventType.enum).toContain(body.example.type);
+    expect(
+      post.parameters.map(({ name, in: location, required }: Json) => [name, location, required]),
+    ).toEqual([
+      ['webhook-id', 'header', true],
+      ['webhook-timestamp', 'header', true],
+      ['webhook-signature', 'header', true],
+    ]);
+    for (const parameter of post.parameters) {
+      expect(parameter.description).toBeTruthy();
+      expect(parameter.example).toMatch(new RegExp(parameter.schema.pattern));
+    }
+    // The example headers are the example body's, signed with the example secret.
+    const [id, timestamp, signature] = post.parameters.map(({ example }: Json) => example);
+    const secret = doc.components.schemas.WebhookWithSecret.properties.secret.example;
+    const hmac = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'));
+    hmac.update(`${id}.${timestamp}.${JSON.stringify(body.example)}`);
+    expect([id, Number(timestamp) * 1000]).toEqual([
+      body.example.id,
+      Date.parse(body.example.timestamp) - (Date.parse(body.example.timestamp) % 1000),
+    ]);
+    expect(signature).toBe(`v1,${hmac.digest('base64')}`);
+    expect(post.description).toContain('`Content-Type: application/json`');
+    // A JavaScript object lists integer-like keys first, whatever order they were written in.
+    expect(Object.keys(post.responses).sort()).toEqual(['2XX', '410', '429', '503', 'default']);
+    expect(post.responses['410'].description).toMatch(/^Disables the webhook/);
+    for (const status of ['429', '503']) {
+      expect(post.responses[status].description).toMatch(/retried, no sooner than `Retry-After`/);
+      expect(Object.keys(post.responses[status].headers)).toEqual(['Retry-After']);
+    }
+    expect(post.responses.default.description).toMatch(/^Any other status.*retried/);
   });
 
   it('documents the optional Idempotency-Key header on createPet', () => {

@@ -2,7 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -21,12 +21,12 @@ import { createApp } from '../../src/app.js';
 import { ApiKeyStore } from '../../src/auth/api-key-store.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import { EventRetention } from '../../src/events/event-retention.js';
+import { CLIENT_COMMAND } from '../support/example-commands.js';
 import type { Finished } from '../support/processes.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../support/test-database.js';
 
-const RUNNER = resolve('examples/client/scripts/run-example.mjs');
 /** Short, so that the tests spend little time up to date; nothing asserts on it. */
 const POLL_INTERVAL_MS = 20;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -218,12 +218,12 @@ describe.each(ENGINES)('typed client following the event feed [%s]', (engine) =>
     expect(await cursorSaved()).toBe(`${events[4].id}\n`);
   });
 
-  /** Runs `run-example.mjs follow <cursorFile>` and sends SIGTERM once it printed a line `until` accepts. */
+  /** Runs `npm run client:example -- follow <cursorFile>` and sends SIGTERM once it printed a line `until` accepts. */
   function runFollowUntil(
     env: Record<string, string>,
     until: (line: string) => boolean,
   ): Promise<Finished> {
-    const child = spawn('node', [RUNNER, 'follow', cursorFile], {
+    const child = spawn('node', [...CLIENT_COMMAND, 'follow', cursorFile], {
       env: { ...process.env, ...env },
     });
     let stdout = '';

@@ -21,6 +21,7 @@ import {
   type Pet,
 } from '../../examples/client/src/example.js';
 import { findLink } from '../../examples/client/src/link-header.js';
+import { CLIENT_COMMAND } from '../support/example-commands.js';
 import {
   runApiKeyCli,
   startServer,
@@ -127,6 +128,23 @@ const BREAKING_CHANGES: {
       schemas.ErrorCode.enum = schemas.ErrorCode.enum.filter(
         (code: string) => code !== 'UNAUTHORIZED',
       );
+    },
+  },
+  {
+    dir: 'webhook-id-string',
+    change: "getWebhook's id becomes a string",
+    error: "error TS2322: Type 'number' is not assignable to type 'string'",
+    edit: (doc) => {
+      doc.paths['/webhooks/{id}'].get.parameters[0].schema = { type: 'string' };
+    },
+  },
+  {
+    dir: 'webhook-secret-dropped',
+    change: 'WebhookWithSecret loses its secret',
+    error: "error TS2339: Property 'secret' does not exist",
+    edit: ({ components: { schemas } }) => {
+      delete schemas.WebhookWithSecret.properties.secret;
+      schemas.WebhookWithSecret.required = ['id', 'url', 'events', 'createdAt'];
     },
   },
 ];
@@ -394,16 +412,15 @@ describe.each(ENGINES)('typed client example against the server [%s]', (engine) 
   });
 
   it('runs as a command: prints the walk and exits 0; explains a refused key and exits 1', async () => {
-    const runner = join(EXAMPLE_DIR, 'scripts/run-example.mjs');
     const pagesAfterOneMore = Math.ceil(((await listedIds()).length + 1) / 20);
 
-    const succeeded = await run('node', [runner], {
+    const succeeded = await run('node', CLIENT_COMMAND, {
       env: { ANIMAL_STORE_URL: baseUrl, ANIMAL_STORE_API_KEY: key },
     });
-    const refused = await run('node', [runner], {
+    const refused = await run('node', CLIENT_COMMAND, {
       env: { ANIMAL_STORE_URL: baseUrl, ANIMAL_STORE_API_KEY: 'pets_000000000000_refused' },
     });
-    const keyless = await run('node', [runner], {
+    const keyless = await run('node', CLIENT_COMMAND, {
       env: { ANIMAL_STORE_URL: baseUrl, ANIMAL_STORE_API_KEY: '' },
     });
 

@@ -10,6 +10,7 @@ import { RecentIds } from '../../examples/webhook-receiver/src/recent-ids.js';
 import { webhookReceiver, WEBHOOK_PATH } from '../../examples/webhook-receiver/src/receiver.js';
 import { eventJson, petJson } from '../../src/events/event-json.js';
 import type { PetEventType } from '../../src/events/pet-event.js';
+import { WEBHOOK_RECEIVER_COMMAND } from '../support/example-commands.js';
 import {
   startWebhookReceiver,
   waitFor,
@@ -17,7 +18,6 @@ import {
   type ServerProcess,
 } from '../support/processes.js';
 
-const RUNNER = resolve('examples/webhook-receiver/scripts/run-receiver.mjs');
 const TSC = resolve('node_modules/.bin/tsc');
 /** Past the package's tolerance of 5 minutes either way. */
 const SIX_MINUTES_MS = 6 * 60 * 1000;
@@ -288,8 +288,12 @@ describe('webhook receiver example as a process', () => {
     } = process.env;
 
     const finished = await new Promise<Finished>((done) =>
-      execFile('node', [RUNNER], { env: { ...inherited, PORT: '0', ...env } }, (error, out, err) =>
-        done({ code: error ? (error.code as number) : 0, stdout: out, stderr: err }),
+      execFile(
+        'node',
+        WEBHOOK_RECEIVER_COMMAND,
+        { env: { ...inherited, PORT: '0', ...env } },
+        (error, out, err) =>
+          done({ code: error ? (error.code as number) : 0, stdout: out, stderr: err }),
       ),
     );
 

@@ -2,6 +2,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { WEBHOOK_RECEIVER_COMMAND } from './example-commands.js';
 
 export interface Finished {
   code: number | null;
@@ -83,7 +84,7 @@ export function startReference(env: Record<string, string>): Promise<ServerProce
  */
 export function startWebhookReceiver(env: Record<string, string>): Promise<ServerProcess> {
   return startListening(
-    ['examples/webhook-receiver/scripts/run-receiver.mjs'],
+    WEBHOOK_RECEIVER_COMMAND,
     { HOST: '127.0.0.1', ...env },
     /^webhook receiver listening on (http:\/\/127\.0\.0\.1:\d+\/webhooks\/animal-store)$/m,
   );

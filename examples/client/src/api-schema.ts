@@ -131,7 +131,7 @@ export interface paths {
     put?: never;
     /**
      * Subscribe a URL to the changes
-     * @description Subscribes a URL to the changes committed from now on: each event (the PetEvent of listEvents) is POSTed to it, signed as Standard Webhooks 1.0 describes (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried until the receiver answers 2xx or the retry schedule ends, in event order while the receiver succeeds. The answer carries the signing secret: the only time it is shown.
+     * @description Subscribes a URL to the changes committed from now on: each event (the PetEvent of listEvents) is POSTed to it, signed as Standard Webhooks 1.0 describes (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried until the receiver answers 2xx or the retry schedule ends, in event order while the receiver succeeds (the `petEvent` callback describes a delivery). The answer carries the signing secret: the only time it is shown.
      *
      *     Needs an API key with the scope `webhooks:manage`.
      */
@@ -350,6 +350,7 @@ export interface components {
       /**
        * Format: date-time
        * @description When the webhook was created.
+       * @example 2026-11-25T17:30:00.000Z
        */
       createdAt: string;
       /**
@@ -382,6 +383,7 @@ export interface components {
       /**
        * Format: date-time
        * @description When the webhook was created.
+       * @example 2026-11-25T17:30:00.000Z
        */
       createdAt: string;
       /**
@@ -392,11 +394,13 @@ export interface components {
       /**
        * Format: date-time
        * @description When a delivery last succeeded (a 2xx answer).
+       * @example 2026-11-25T18:04:05.310Z
        */
       lastSuccessAt: string | null;
       /**
        * Format: date-time
        * @description When a delivery attempt last failed.
+       * @example 2026-11-25T17:52:41.877Z
        */
       lastFailureAt: string | null;
       /**

@@ -1,6 +1,6 @@
-// Runs the example against a running service, or, as `follow <cursor-file>`, follows its change
-// feed until SIGINT or SIGTERM. ANIMAL_STORE_API_KEY is required; ANIMAL_STORE_URL defaults to the
-// local server that `npm start` runs.
+// Runs the example against a running service; as `follow <cursor-file>`, follows its change feed
+// until SIGINT or SIGTERM; as `webhooks …`, manages the webhooks. ANIMAL_STORE_API_KEY is required;
+// ANIMAL_STORE_URL defaults to the local server that `npm start` runs.
 import { CursorExpiredError, followEvents, type PetEvent } from './event-feed.js';
 import {
   AnimalStoreError,
@@ -10,9 +10,13 @@ import {
   runExample,
   type AnimalStoreClient,
 } from './example.js';
+import { runWebhookCommand, WEBHOOK_USAGE } from './webhooks.js';
 
 const DEFAULT_URL = 'http://127.0.0.1:3000/v1';
-const USAGE = 'Usage: run-example.mjs [follow <cursor-file>]';
+const COMMAND = 'npm run client:example';
+const USAGE = ['', 'follow <cursor-file>', ...WEBHOOK_USAGE]
+  .map((form) => `Usage: ${form === '' ? COMMAND : `${COMMAND} -- ${form}`}`)
+  .join('\n');
 
 const apiKey = process.env.ANIMAL_STORE_API_KEY;
 if (!apiKey) {
@@ -22,21 +26,29 @@ if (!apiKey) {
   process.exit(2);
 }
 const baseUrl = process.env.ANIMAL_STORE_URL ?? DEFAULT_URL;
-const [command, cursorFile, ...extra] = process.argv.slice(2);
+const [command, ...args] = process.argv.slice(2);
 
 try {
   if (command === undefined) {
     await runExample({ baseUrl, apiKey, log: (line) => console.log(line) });
-  } else if (command === 'follow' && cursorFile !== undefined && extra.length === 0) {
-    await followToConsole(createAnimalStoreClient(baseUrl, apiKey), cursorFile);
+  } else if (command === 'follow' && args.length === 1) {
+    await followToConsole(createAnimalStoreClient(baseUrl, apiKey), args[0]);
+  } else if (command === 'webhooks') {
+    const lines = await runWebhookCommand(createAnimalStoreClient(baseUrl, apiKey), args);
+    if (lines === undefined) usageError();
+    else for (const line of lines) console.log(line);
   } else {
-    console.error(USAGE);
-    process.exitCode = 2;
+    usageError();
   }
 } catch (error) {
   if (!(error instanceof AnimalStoreError)) throw error;
   console.error(error instanceof CursorExpiredError ? error.message : explainError(error.body));
   process.exitCode = 1;
+}
+
+function usageError(): void {
+  console.error(USAGE);
+  process.exitCode = 2;
 }
 
 /** Prints each event of the feed as it comes; a signal stops it with the position saved. */

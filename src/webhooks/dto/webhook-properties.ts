@@ -42,7 +42,11 @@ export const WEBHOOK_PROPERTIES = {
     ...EVENT_TYPE_LIST_SCHEMA,
     nullable: true,
   },
-  createdAt: { description: 'When the webhook was created.', ...TIMESTAMP },
+  createdAt: {
+    description: 'When the webhook was created.',
+    ...TIMESTAMP,
+    example: '2026-11-25T17:30:00.000Z',
+  },
   secret: {
     description:
       'The signing secret: `whsec_` and base64 of 32 random bytes. Shown only in this answer; verify each delivery with it (Standard Webhooks).',

@@ -1,5 +1,5 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import type { PetEventType } from '../../events/pet-event.js';
+import { ApiProperty, ApiSchema, PickType } from '@nestjs/swagger';
+import { WebhookDto } from './webhook.dto.js';
 import { WEBHOOK_PROPERTIES } from './webhook-properties.js';
 
 @ApiSchema({
@@ -7,19 +7,12 @@ import { WEBHOOK_PROPERTIES } from './webhook-properties.js';
   description:
     'A webhook just created, or just given a new secret, with its signing secret: the only answer that shows it.',
 })
-export class WebhookWithSecretDto {
-  @ApiProperty(WEBHOOK_PROPERTIES.id)
-  id: number;
-
-  @ApiProperty(WEBHOOK_PROPERTIES.url)
-  url: string;
-
-  @ApiProperty(WEBHOOK_PROPERTIES.events)
-  events: PetEventType[] | null;
-
-  @ApiProperty(WEBHOOK_PROPERTIES.createdAt)
-  createdAt: string;
-
+export class WebhookWithSecretDto extends PickType(WebhookDto, [
+  'id',
+  'url',
+  'events',
+  'createdAt',
+] as const) {
   @ApiProperty(WEBHOOK_PROPERTIES.secret)
   secret: string;
 }

@@ -29,10 +29,18 @@ export class WebhookDto {
   })
   disabled: boolean;
 
-  @ApiProperty({ description: 'When a delivery last succeeded (a 2xx answer).', ...WHEN_NEVER })
+  @ApiProperty({
+    description: 'When a delivery last succeeded (a 2xx answer).',
+    ...WHEN_NEVER,
+    example: '2026-11-25T18:04:05.310Z',
+  })
   lastSuccessAt: string | null;
 
-  @ApiProperty({ description: 'When a delivery attempt last failed.', ...WHEN_NEVER })
+  @ApiProperty({
+    description: 'When a delivery attempt last failed.',
+    ...WHEN_NEVER,
+    example: '2026-11-25T17:52:41.877Z',
+  })
   lastFailureAt: string | null;
 
   @ApiProperty({
