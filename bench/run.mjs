@@ -1,4 +1,4 @@
-// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--against REV] [--cluster] [--events] [--event-rows N] [--creates-per-second N] [--streams N] [--webhooks] [--delivery-seconds S] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C] [--node PATH]
+// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--against REV] [--cluster] [--events] [--event-rows N] [--creates-per-second N] [--streams N] [--webhooks] [--delivery-seconds S] [--scenarios a,b] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C] [--node PATH]
 //
 // Races the real service against bench/reference (same API on bare Fastify + better-sqlite3, or `pg`
 // with prepared statements under --pg). Both
@@ -23,6 +23,7 @@
 // after each of its slices; then times deliveries: pets created at --creates-per-second for
 // --delivery-seconds, commit to first delivery and the deliveries owed each second, with the three
 // receivers alone and with a fourth webhook whose receiver is down.
+// --scenarios names the scenarios to run (default: all of the mode's), e.g. create,patch.
 // --node runs the whole bench (seeding, service, reference) on that node binary instead of the one
 // running npm; better-sqlite3 must be built for its ABI (README, "Performance").
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -78,6 +79,7 @@ const { values: opts, tokens } = parseArgs({
     streams: { type: 'string' },
     webhooks: { type: 'boolean', default: false },
     'delivery-seconds': { type: 'string', default: '60' },
+    scenarios: { type: 'string' },
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },
     slice: { type: 'string', default: '2' },
@@ -99,6 +101,7 @@ const createsPerSecond = positiveInteger('--creates-per-second', opts['creates-p
 // instance.
 const streams =
   opts.streams === undefined ? 0 : positiveInteger('--streams', opts.streams, 1, 1000);
+const chosenScenarios = opts.scenarios?.split(',');
 const deliverySeconds = positiveInteger('--delivery-seconds', opts['delivery-seconds'], 1);
 const engine = opts.pg ? 'postgres' : 'sqlite';
 const modes = [
@@ -232,7 +235,17 @@ const scenarios = opts.events
       scale: opts.scale,
       streams: streams > 0,
       patchPool,
-    }).filter((scenario) => !opts.webhooks || scenario.name === 'create');
+    }).filter((scenario) =>
+      chosenScenarios
+        ? chosenScenarios.includes(scenario.name)
+        : !opts.webhooks || scenario.name === 'create',
+    );
+if (chosenScenarios && scenarios.length !== chosenScenarios.length) {
+  process.stderr.write(
+    `--scenarios: not all of ${chosenScenarios.join(', ')} are scenarios of this mode\n`,
+  );
+  process.exit(2);
+}
 const measuresPatch = scenarios.some((scenario) => scenario.name === 'patch');
 /**
  * How far the patch scenario has gone through its pool on each database: a load goes on from
