@@ -277,16 +277,20 @@ export class WebhookDeliveriesRepository {
     }));
   }
 
-  /** The delivery is done: it is deleted. */
-  async recordSuccess(id: number, event: EventPosition): Promise<void> {
-    const { deleteDelivery } = this.sql;
-    await this.db.write(deleteDelivery.text, deleteDelivery.values({ id, ...parameters(event) }));
-  }
-
-  /** The subscription's latest successful delivery, as its lastSuccessAt shows. */
-  async noteSuccess(id: number, at: Date): Promise<void> {
-    const { succeeded } = this.sql;
-    await this.db.write(succeeded.text, succeeded.values({ id, now: at.toISOString() }));
+  /**
+   * The deliveries of `events` are done: they are deleted, and the subscription's lastSuccessAt
+   * becomes `at`, in one transaction.
+   */
+  recordSuccesses(id: number, events: EventPosition[], at: Date): Promise<void> {
+    const { deleteDelivery, succeeded } = this.sql;
+    return this.db.transaction(async (transaction) => {
+      for (const event of events)
+        await transaction.query(
+          deleteDelivery.text,
+          deleteDelivery.values({ id, ...parameters(event) }),
+        );
+      await transaction.query(succeeded.text, succeeded.values({ id, now: at.toISOString() }));
+    });
   }
 
   /** The attempt failed: the delivery waits for its next attempt, or is given up. */

@@ -7,7 +7,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { AppConfig } from '../config/app-config.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
-import { eventIdOf } from '../events/event-position.js';
+import { eventIdOf, type EventPosition } from '../events/event-position.js';
 import { eventJson } from '../events/event-json.js';
 import { PetEventsRepository, type StoredPetEvent } from '../events/pet-events.repository.js';
 import { inLinkedRootSpan, untraced } from '../telemetry/tracing.js';
@@ -158,11 +158,13 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   }
 
   /**
-   * Sends the subscription's due deliveries in event order until none is due, then notes the
-   * latest success and lets go. `leasedUntil`: when the lease claimed for it ends.
+   * Sends the subscription's due deliveries in event order until none is due, then lets go.
+   * `leasedUntil`: when the lease claimed for it ends. The deliveries a batch got through are
+   * deleted together when it ends, and before the lease is let go: one write per batch, not one
+   * per delivery, at the price of resending at most a batch after a crash (at least once).
    */
   private async sendDue(id: number, leasedUntil: Date): Promise<void> {
-    const sent: SendingState = { leasedUntil };
+    const sent: SendingState = { leasedUntil, delivered: [] };
     try {
       for (;;) {
         const due = await this.deliveries.findDue(id, this.clock.now(), DELIVERY_BATCH);
@@ -172,17 +174,26 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
           const leased = await this.holdLease(id, sent);
           if (!leased) return;
           const outcome = await this.attempt(leased, delivery);
-          if (outcome === 'succeeded') sent.lastSuccessAt = this.clock.now();
+          if (outcome === 'succeeded') {
+            sent.delivered.push(delivery.event);
+            sent.lastSuccessAt = this.clock.now();
+          }
           if (outcome === 'stop') return;
         }
+        await this.recordDelivered(id, sent);
       }
     } catch (error) {
       this.logger.warn(`webhook ${id}: deliveries not sent: ${(error as Error).message}`);
     } finally {
-      if (sent.lastSuccessAt)
-        await this.deliveries.noteSuccess(id, sent.lastSuccessAt).catch(() => {});
+      await this.recordDelivered(id, sent).catch(() => {});
       await this.deliveries.releaseLease(id, this.owner).catch(() => {});
     }
+  }
+
+  private async recordDelivered(id: number, sent: SendingState): Promise<void> {
+    if (sent.delivered.length === 0) return;
+    await this.deliveries.recordSuccesses(id, sent.delivered, sent.lastSuccessAt!);
+    sent.delivered = [];
   }
 
   /**
@@ -219,7 +230,6 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     if (this.cutOff.signal.aborted) return 'stop';
     const now = this.clock.now();
     if (succeeded(outcome)) {
-      await this.deliveries.recordSuccess(id, delivery.event);
       this.metrics.attempted(id, 'success', outcome.latencyMs);
       this.metrics.delivered(event.occurredAt, now);
       return 'succeeded';
@@ -321,9 +331,13 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   }
 }
 
-/** What one subscription's sending knows: when its lease ends, and its latest success. */
+/**
+ * What one subscription's sending knows: when its lease ends, the deliveries that succeeded and
+ * are not yet recorded, and the latest success.
+ */
 interface SendingState {
   leasedUntil: Date;
+  delivered: EventPosition[];
   lastSuccessAt?: Date;
 }
 

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { combine, summarize, summarizeEvents } from '../../../bench/lib/report.mjs';
+import {
+  combine,
+  summarize,
+  summarizeEvents,
+  summarizeWebhookDeliveries,
+} from '../../../bench/lib/report.mjs';
 
 /** One 2-second slice of load. */
 const load = (rps: number, p50Ms: number, p99Ms: number, errors = 0) => ({
@@ -305,6 +310,40 @@ describe('bench summary', () => {
       },
     ]);
   });
+
+  it('with --webhooks, compares the service with webhooks subscribed with the service without, holds it to 0.85, and reports how long deliveries took to catch up', () => {
+    const subscribed = (round: number, rps: number, drainMs: number[]) => ({
+      ...run('webhooks', round, rps, 10),
+      webhooks: { drainMs, receivers: [{ deliveries: 30, events: 30 }] },
+    });
+    const runs = [
+      run('service', 1, 1000, 10),
+      subscribed(1, 900, [100, 300]),
+      run('service', 2, 1000, 10),
+      subscribed(2, 800, [200]),
+      run('service', 3, 1000, 10),
+      subscribed(3, 700, [900]),
+    ];
+
+    const { webhooks, targets } = summarize(runs, ['list'], {
+      pg: undefined,
+      scale: false,
+      connections: 32,
+    });
+
+    expect(webhooks).toEqual({
+      ratios: { list: { pairs: 3, rps: 0.8, p99: 1 } },
+      drainMs: { median: 250, max: 900 },
+      receivers: [
+        [{ deliveries: 30, events: 30 }],
+        [{ deliveries: 30, events: 30 }],
+        [{ deliveries: 30, events: 30 }],
+      ],
+    });
+    expect(targets.filter((t: { name: string }) => /webhooks/.test(t.name))).toEqual([
+      { name: 'list req/s, with webhooks / none', value: 0.8, target: '≥ 0.85', met: false },
+    ]);
+  });
 });
 
 describe('bench summary of --events', () => {
@@ -364,6 +403,61 @@ describe('bench summary of --events', () => {
     expect(outcome('postgres://x').slice(0, 2)).toEqual([
       ['follower events/s', true],
       ['commit to a stream on another instance, p99 from the create sent', false],
+    ]);
+  });
+});
+
+describe('bench summary of --webhooks deliveries', () => {
+  const phase = (fromSentMs: number[], owedSamples: number[], extra = {}) => ({
+    sent: 100,
+    createsPerSecond: 99.5,
+    created: 100,
+    failures: {},
+    owed: 300,
+    missing: 0,
+    deliveries: 302,
+    fromSentMs,
+    fromAnswerMs: fromSentMs.map((ms) => ms - 5),
+    owedSamples,
+    ...extra,
+  });
+
+  it('takes percentiles over every first delivery, splits the owed samples into halves, and counts repeats', () => {
+    const summary = summarizeWebhookDeliveries(
+      { healthy: phase([...Array<number>(99).fill(20), 700], [5, 9, 7, 6]) },
+      { createsPerSecond: 100 },
+    ) as Record<string, unknown>;
+
+    expect(summary.healthy).toMatchObject({
+      fromSentMs: { p50: 20, p99: 20, max: 700 },
+      fromAnswerMs: { p50: 15, p99: 15, max: 695 },
+      owedFirstHalf: { p50: 5, max: 9 },
+      owedSecondHalf: { p50: 6, max: 7 },
+      repeated: 2,
+    });
+  });
+
+  it('holds each phase to a p99 of 1 s, to under a second of deliveries owed over its second half, and to no missing delivery', () => {
+    const { targets } = summarizeWebhookDeliveries(
+      {
+        healthy: phase(Array<number>(100).fill(20), [10, 10, 10, 10]),
+        withDown: phase(Array<number>(100).fill(1200), [10, 10, 200, 301], {
+          missing: 3,
+          down: { pendingDeliveries: 100, reason: 'connection refused' },
+        }),
+      },
+      { createsPerSecond: 100 },
+    );
+
+    expect(targets.map(({ name, met }: { name: string; met: boolean }) => [name, met])).toEqual([
+      ['healthy: commit to first delivery, p99 from the create sent', true],
+      ['healthy: deliveries owed, largest over the second half', true],
+      ['healthy: creates not answered 201', true],
+      ['healthy: deliveries that never arrived', true],
+      ['withDown: commit to first delivery, p99 from the create sent', false],
+      ['withDown: deliveries owed, largest over the second half', false],
+      ['withDown: creates not answered 201', true],
+      ['withDown: deliveries that never arrived', false],
     ]);
   });
 });
