@@ -1,5 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { type Row, SqlRunner, type SqlTransaction } from '../database/sql-runner.js';
+import {
+  type Row,
+  SqlRunner,
+  type SqlTransaction,
+  type Statement,
+} from '../database/sql-runner.js';
 import type { EventPosition } from '../events/event-position.js';
 import type { PetEventType } from '../events/pet-event.js';
 import type { SigningSecrets } from './webhook-signature.js';
@@ -86,10 +91,6 @@ function statements(db: SqlRunner) {
       WHERE id = :id AND after_tx = :fromTx AND after_seq = :fromSeq AND disabled_at IS NULL
       RETURNING id`,
     ),
-    insertDelivery: db.statement<{ id: number; at: string } & Position>(
-      `INSERT INTO webhook_deliveries (subscription_id, event_tx, event_seq, state, attempts, next_attempt_at)
-      VALUES (:id, :tx, :seq, 'pending', 0, :at) ON CONFLICT DO NOTHING`,
-    ),
     claim: db.statement<{ now: string; leasedUntil: string; owner: string; limit: number }>(
       `UPDATE webhook_subscriptions SET leased_until = :leasedUntil, lease_owner = :owner
       WHERE id IN (
@@ -161,6 +162,9 @@ interface AttemptParameters {
 export class WebhookDeliveriesRepository {
   private readonly sql: ReturnType<typeof statements>;
 
+  /** The INSERT of n owed deliveries, by n: one statement per page of events. */
+  private readonly insertOwed = new Map<number, Statement<Record<string, unknown>>>();
+
   constructor(private readonly db: SqlRunner) {
     this.sql = statements(db);
   }
@@ -202,7 +206,7 @@ export class WebhookDeliveriesRepository {
     events: EventPosition[],
     firstAttemptAt: Date,
   ): Promise<boolean> {
-    const { advanceCursor, insertDelivery } = this.sql;
+    const { advanceCursor } = this.sql;
     return this.db.transaction(async (transaction) => {
       const [fromTx, fromSeq, toTx, toSeq] = [from.tx, from.seq, to.tx, to.seq].map(String);
       const moved = await transaction.query(
@@ -210,14 +214,32 @@ export class WebhookDeliveriesRepository {
         advanceCursor.values({ id, fromTx, fromSeq, toTx, toSeq }),
       );
       if (moved.length === 0) return false;
-      for (const event of events) {
-        await transaction.query(
-          insertDelivery.text,
-          insertDelivery.values({ id, at: firstAttemptAt.toISOString(), ...parameters(event) }),
-        );
-      }
+      if (events.length === 0) return true;
+      const insert = this.insertOwedStatement(events.length);
+      const parameters: Record<string, unknown> = { id, at: firstAttemptAt.toISOString() };
+      events.forEach(({ tx, seq }, i) => {
+        parameters[`tx${i}`] = tx.toString();
+        parameters[`seq${i}`] = seq.toString();
+      });
+      await transaction.query(insert.text, insert.values(parameters));
       return true;
     });
+  }
+
+  private insertOwedStatement(count: number): Statement<Record<string, unknown>> {
+    let statement = this.insertOwed.get(count);
+    if (!statement) {
+      const rows = Array.from(
+        { length: count },
+        (_, i) => `(:id, :tx${i}, :seq${i}, 'pending', 0, :at)`,
+      ).join(', ');
+      statement = this.db.statement<Record<string, unknown>>(
+        `INSERT INTO webhook_deliveries (subscription_id, event_tx, event_seq, state, attempts, next_attempt_at)
+        VALUES ${rows} ON CONFLICT DO NOTHING`,
+      );
+      this.insertOwed.set(count, statement);
+    }
+    return statement;
   }
 
   /**

@@ -169,9 +169,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       for (;;) {
         const due = await this.deliveries.findDue(id, this.clock.now(), DELIVERY_BATCH);
         if (due.length === 0) return;
+        let leased = await this.deliveries.findLeased(id, this.owner);
         for (const delivery of due) {
-          if (this.stopping) return;
-          const leased = await this.holdLease(id, sent);
+          if (this.stopping || !leased) return;
+          leased = await this.holdLease(id, sent, leased);
           if (!leased) return;
           const outcome = await this.attempt(leased, delivery);
           if (outcome === 'succeeded') {
@@ -197,15 +198,18 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   }
 
   /**
-   * The subscription, checked before each attempt: still enabled, still ours, its secrets as they
-   * are now. The lease is extended only when less than an attempt and half the margin is left,
-   * so an attempt always ends inside it; otherwise the check is a read.
+   * The subscription for the next attempt: as read at the start of its batch (still enabled,
+   * still ours, its secrets), or, when less than an attempt and half the margin of the lease is
+   * left, read again as the lease is extended, so an attempt always ends inside its lease.
    */
-  private async holdLease(id: number, sent: SendingState): Promise<LeasedSubscription | undefined> {
+  private async holdLease(
+    id: number,
+    sent: SendingState,
+    leased: LeasedSubscription,
+  ): Promise<LeasedSubscription | undefined> {
     const now = this.clock.now();
     const left = sent.leasedUntil.getTime() - now.getTime();
-    if (left > this.config.webhookTimeoutMs + LEASE_MARGIN_MS / 2)
-      return this.deliveries.findLeased(id, this.owner);
+    if (left > this.config.webhookTimeoutMs + LEASE_MARGIN_MS / 2) return leased;
     sent.leasedUntil = this.leaseEnd(now);
     return this.deliveries.renewLease(id, this.owner, sent.leasedUntil);
   }
