@@ -52,10 +52,6 @@ function statements(db: SqlRunner) {
       FROM pet_events e
       WHERE ${order.after} AND ${order.committed} ORDER BY ${order.ascending} LIMIT :limit`,
     ),
-    atPosition: db.statement<PositionParameters>(
-      `SELECT e.tx, e.seq, e.type, e.occurred_at, e.pet, e.previous, e.trace_context
-      FROM pet_events e WHERE e.tx = :tx AND e.seq = :seq`,
-    ),
     purged: db.statement<object>('SELECT p.tx, p.seq FROM pet_events_purged p'),
     newest: db.statement<object>(
       `SELECT e.tx, e.seq FROM pet_events e WHERE ${order.committed}
@@ -92,6 +88,8 @@ function statements(db: SqlRunner) {
 export class PetEventsRepository {
   private readonly sql: ReturnType<typeof statements>;
   private readonly committedListeners: (() => void)[] = [];
+  /** findAllAt's SELECT of n positions, by n. */
+  private readonly atPositions = new Map<number, Statement<Record<string, string>>>();
 
   constructor(
     private readonly db: SqlRunner,
@@ -110,6 +108,22 @@ export class PetEventsRepository {
     this.metrics?.eventsCommitted.inc({ type });
     for (const listener of this.committedListeners) listener();
     this.notifications.announce();
+  }
+
+  private atPositionsStatement(count: number): Statement<Record<string, string>> {
+    let statement = this.atPositions.get(count);
+    if (!statement) {
+      const positions = Array.from(
+        { length: count },
+        (_, i) => `(e.tx = :tx${i} AND e.seq = :seq${i})`,
+      ).join(' OR ');
+      statement = this.db.statement<Record<string, string>>(
+        `SELECT e.tx, e.seq, e.type, e.occurred_at, e.pet, e.previous, e.trace_context
+        FROM pet_events e WHERE ${positions}`,
+      );
+      this.atPositions.set(count, statement);
+    }
+    return statement;
   }
 
   /** Calls `listener` each time a transaction of this process that wrote events commits. */
@@ -140,13 +154,20 @@ export class PetEventsRepository {
   }
 
   /**
-   * The event at `position`, read on the primary, where every position a reader was served
-   * exists; null when retention has deleted it.
+   * The events at `positions` that still exist, in no particular order: one query for a batch of
+   * webhook deliveries. Read on the primary, where every position a reader was served exists;
+   * one missing there was deleted by retention.
    */
-  async findAt(position: EventPosition): Promise<StoredPetEvent | null> {
-    const { atPosition } = this.sql;
-    const [row] = await this.db.write(atPosition.text, atPosition.values(asParameters(position)));
-    return row ? toStoredEvent(row) : null;
+  async findAllAt(positions: EventPosition[]): Promise<StoredPetEvent[]> {
+    if (positions.length === 0) return [];
+    const statement = this.atPositionsStatement(positions.length);
+    const parameters: Record<string, string> = {};
+    positions.forEach(({ tx, seq }, i) => {
+      parameters[`tx${i}`] = tx.toString();
+      parameters[`seq${i}`] = seq.toString();
+    });
+    const rows = await this.db.write(statement.text, statement.values(parameters));
+    return rows.map(toStoredEvent);
   }
 
   /** The newest position retention deleted; (0, 0) before it ever did. */

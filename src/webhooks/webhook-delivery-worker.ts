@@ -170,11 +170,14 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         const due = await this.deliveries.findDue(id, this.clock.now(), DELIVERY_BATCH);
         if (due.length === 0) return;
         let leased = await this.deliveries.findLeased(id, this.owner);
+        const events = await this.events.findAllAt(due.map((delivery) => delivery.event));
+        const eventAt = new Map(events.map((event) => [eventIdOf(event), event]));
         for (const delivery of due) {
           if (this.stopping || !leased) return;
           leased = await this.holdLease(id, sent, leased);
           if (!leased) return;
-          const outcome = await this.attempt(leased, delivery);
+          const event = eventAt.get(eventIdOf(delivery.event));
+          const outcome = await this.attempt(leased, delivery, event);
           if (outcome === 'succeeded') {
             sent.delivered.push(delivery.event);
             sent.lastSuccessAt = this.clock.now();
@@ -215,15 +218,15 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   }
 
   /**
-   * One attempt, recorded and counted: whether it succeeded, failed, or no more should follow
+   * One attempt of `event` (undefined when retention deleted it), recorded and counted: whether it succeeded, failed, or no more should follow
    * (disabled, or cut off).
    */
   private async attempt(
     subscription: LeasedSubscription,
     delivery: DueDelivery,
+    event: StoredPetEvent | undefined,
   ): Promise<'succeeded' | 'failed' | 'stop'> {
     const { id } = subscription;
-    const event = await this.events.findAt(delivery.event);
     if (!event) {
       // Retention deleted it: no later attempt could send it either.
       await this.fail(id, delivery, {}, 'event deleted by retention', false);
