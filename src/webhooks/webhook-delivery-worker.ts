@@ -47,9 +47,10 @@ const SHUTDOWN_WAIT_MS = 5_000;
  * Sends the webhooks (docs/events.md, "Webhooks"), in every instance. A pass first records, for
  * each enabled subscription, a delivery owed for each matching event after its cursor, moving the
  * cursor in the same transaction; then it leases subscriptions with deliveries due and sends each
- * one's, in event order, one at a time. The lease is checked before every attempt and always
- * outlasts it, so two instances never send for one subscription at once. Commits in this process, commits
- * anywhere (ChangeNotifications) and a timer wake it; everything it knows is in the database.
+ * one's, in event order, one at a time. The lease is checked before every batch and always
+ * outlasts the attempt under way, so two instances never send for one subscription at once.
+ * Commits in this process, commits anywhere (ChangeNotifications) and a timer wake it; everything
+ * it knows is in the database.
  */
 @Injectable()
 export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -218,8 +219,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   }
 
   /**
-   * One attempt of `event` (undefined when retention deleted it), recorded and counted: whether it succeeded, failed, or no more should follow
-   * (disabled, or cut off).
+   * One attempt of `event` (undefined when retention deleted it), recorded and counted: whether
+   * it succeeded, failed, or no more should follow (disabled, or cut off).
    */
   private async attempt(
     subscription: LeasedSubscription,
