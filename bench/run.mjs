@@ -315,7 +315,10 @@ const result = {
   ...(measuresPatch && { patchWrites }),
   ...(webhookDeliveries && {
     webhookDeliveries,
-    webhookSummary: summarizeWebhookDeliveries(webhookDeliveries, { createsPerSecond }),
+    webhookSummary: summarizeWebhookDeliveries(webhookDeliveries, {
+      createsPerSecond,
+      receivers: WEBHOOK_RECEIVERS,
+    }),
   }),
 };
 if (opts.events) printEventsReport(result);

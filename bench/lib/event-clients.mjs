@@ -17,12 +17,7 @@ const worker = (file) => fileURLToPath(new URL(`./${file}`, import.meta.url));
  * @returns {Promise<{events:number, pages:number, seconds:number, eventsPerSecond:number, failure?:string}>}
  */
 export async function followFeed(spec) {
-  const output = await runPinned(
-    process.execPath,
-    [worker('follower-worker.mjs')],
-    JSON.stringify(spec),
-  );
-  return JSON.parse(output);
+  return runToReport('follower-worker.mjs', spec);
 }
 
 /**
@@ -36,12 +31,7 @@ export async function followFeed(spec) {
  *   arriving, to its arrival
  */
 export async function measureStreamLatency(spec) {
-  const output = await runPinned(
-    process.execPath,
-    [worker('stream-latency-worker.mjs')],
-    JSON.stringify(spec),
-  );
-  return JSON.parse(output);
+  return runToReport('stream-latency-worker.mjs', spec);
 }
 
 /**
@@ -72,12 +62,7 @@ export async function holdStreams({ origin, key, count }) {
  *   down?:{pendingDeliveries:number, reason:string|null}}>}
  */
 export async function measureWebhookLatency(spec) {
-  const output = await runPinned(
-    process.execPath,
-    [worker('webhook-latency-worker.mjs')],
-    JSON.stringify(spec),
-  );
-  return JSON.parse(output);
+  return runToReport('webhook-latency-worker.mjs', spec);
 }
 
 /**
@@ -100,6 +85,11 @@ export async function holdWebhookReceivers({ origin, key, count }) {
       await receivers.exited;
     },
   };
+}
+
+/** Runs worker `file` pinned to CPU 1 with `spec` as JSON on stdin; resolves to its JSON report. */
+async function runToReport(file, spec) {
+  return JSON.parse(await runPinned(process.execPath, [worker(file)], JSON.stringify(spec)));
 }
 
 /**

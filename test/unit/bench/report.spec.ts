@@ -425,7 +425,7 @@ describe('bench summary of --webhooks deliveries', () => {
   it('takes percentiles over every first delivery, splits the owed samples into halves, and counts repeats', () => {
     const summary = summarizeWebhookDeliveries(
       { healthy: phase([...Array<number>(99).fill(20), 700], [5, 9, 7, 6]) },
-      { createsPerSecond: 100 },
+      { createsPerSecond: 100, receivers: 3 },
     ) as Record<string, unknown>;
 
     expect(summary.healthy).toMatchObject({
@@ -446,7 +446,7 @@ describe('bench summary of --webhooks deliveries', () => {
           down: { pendingDeliveries: 100, reason: 'connection refused' },
         }),
       },
-      { createsPerSecond: 100 },
+      { createsPerSecond: 100, receivers: 3 },
     );
 
     expect(targets.map(({ name, met }: { name: string; met: boolean }) => [name, met])).toEqual([
