@@ -2,6 +2,7 @@ import { Injectable, Optional } from '@nestjs/common';
 import { ChangeNotifications } from '../database/change-notifications.js';
 import { Metrics } from '../metrics/metrics.js';
 import { type Row, SqlRunner, type Statement } from '../database/sql-runner.js';
+import { eventOrder } from './event-order.js';
 import type { EventPosition } from './event-position.js';
 import type { PetEventType } from './pet-event.js';
 
@@ -20,37 +21,15 @@ interface PositionParameters {
   seq: string;
 }
 
-/**
- * The one order of events in each engine's terms (docs/events.md, "Order"). PostgreSQL orders by
- * (tx, seq) and serves only rows of transactions that have all ended: none can appear before them
- * later. On SQLite one writer commits at a time, `tx` is always 0 and the rowid `seq` is the order.
- */
-function feedOrder(db: SqlRunner) {
-  if (db.driver.options.type === 'postgres') {
-    return {
-      after: '(e.tx, e.seq) > (:tx, :seq)',
-      before: '(e.tx, e.seq) < (:tx, :seq)',
-      committed: 'e.tx < pg_snapshot_xmin(pg_current_snapshot())::text::bigint',
-      ascending: 'e.tx, e.seq',
-      descending: 'e.tx DESC, e.seq DESC',
-    };
-  }
-  return {
-    after: 'e.seq > :seq',
-    before: 'e.seq < :seq',
-    committed: 'true',
-    ascending: 'e.seq',
-    descending: 'e.seq DESC',
-  };
-}
-
 function statements(db: SqlRunner) {
-  const order = feedOrder(db);
+  const order = eventOrder(db);
+  const after = order.after(':tx', ':seq');
+  const before = order.before(':tx', ':seq');
   return {
     pageAfter: db.statement<PositionParameters & { limit: number }>(
       `SELECT e.tx, e.seq, e.type, e.occurred_at, e.pet, e.previous, e.trace_context
       FROM pet_events e
-      WHERE ${order.after} AND ${order.committed} ORDER BY ${order.ascending} LIMIT :limit`,
+      WHERE ${after} AND ${order.committed} ORDER BY ${order.ascending} LIMIT :limit`,
     ),
     purged: db.statement<object>('SELECT p.tx, p.seq FROM pet_events_purged p'),
     newest: db.statement<object>(
@@ -68,11 +47,11 @@ function statements(db: SqlRunner) {
       `SELECT e.tx, e.seq FROM pet_events e ORDER BY ${order.descending} LIMIT 1`,
     ),
     newestBefore: db.statement<PositionParameters>(
-      `SELECT e.tx, e.seq FROM pet_events e WHERE ${order.before}
+      `SELECT e.tx, e.seq FROM pet_events e WHERE ${before}
       ORDER BY ${order.descending} LIMIT 1`,
     ),
     deleteBefore: db.statement<PositionParameters>(
-      `DELETE FROM pet_events WHERE ${order.before.replaceAll('e.', '')}`,
+      `DELETE FROM pet_events WHERE ${before.replaceAll('e.', '')}`,
     ),
     setPurged: db.statement<PositionParameters>(
       'UPDATE pet_events_purged SET tx = :tx, seq = :seq',
@@ -150,6 +129,19 @@ export class PetEventsRepository {
   /** Up to `limit` events after `after`, in the one order of events. */
   async findPage(after: EventPosition, limit: number): Promise<StoredPetEvent[]> {
     const rows = await this.read(this.sql.pageAfter, { ...asParameters(after), limit });
+    return rows.map(toStoredEvent);
+  }
+
+  /**
+   * The same, read on the primary: the webhook worker finds events owed there, and a read node
+   * may not have them yet (docs/events.md, "How deliveries are owed and sent").
+   */
+  async findPageOnPrimary(after: EventPosition, limit: number): Promise<StoredPetEvent[]> {
+    const { pageAfter } = this.sql;
+    const rows = await this.db.write(
+      pageAfter.text,
+      pageAfter.values({ ...asParameters(after), limit }),
+    );
     return rows.map(toStoredEvent);
   }
 

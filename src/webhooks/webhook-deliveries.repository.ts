@@ -5,24 +5,24 @@ import {
   type SqlTransaction,
   type Statement,
 } from '../database/sql-runner.js';
+import { eventOrder } from '../events/event-order.js';
 import type { EventPosition } from '../events/event-position.js';
 import type { PetEventType } from '../events/pet-event.js';
 import type { SigningSecrets } from './webhook-signature.js';
 import { eventTypesOfColumn } from './webhook-subscription.js';
 
-/** An enabled subscription and how far its deliveries have been recorded. */
-export interface SubscriptionCursor {
+/**
+ * A subscription this instance holds the lease of: where to send, what to sign with, which events
+ * it takes, and its cursor (the events after it have not been attempted yet).
+ */
+export interface LeasedSubscription extends SigningSecrets {
   id: number;
+  url: string;
   eventTypes: PetEventType[] | null;
   after: EventPosition;
 }
 
-/** A subscription this instance holds the lease of: where to send, and what to sign with. */
-export interface LeasedSubscription extends SigningSecrets {
-  id: number;
-  url: string;
-}
-
+/** A failed delivery waiting for its next attempt. */
 export interface DueDelivery {
   event: EventPosition;
   /** Attempts made so far. */
@@ -31,16 +31,33 @@ export interface DueDelivery {
 
 /** A failed attempt as recorded: the next attempt's time, or none when it was the last. */
 export interface FailedAttempt {
+  event: EventPosition;
   attempts: number;
   nextAttemptAt: Date | undefined;
   status: number | null;
   error: string | null;
-  reason: string;
 }
 
 /**
- * What a subscription is owed now: its deliveries recorded and pending, and the commit time of
- * the oldest event it is owed or not yet recorded for (null: none).
+ * What a batch of attempts for one subscription came to, recorded in one transaction: the cursor
+ * moved from `from` to `to` past the new events attempted (or skipped by the filter), the first
+ * failures of new events, the outcomes of retries, and the subscription's latest success and
+ * failure.
+ */
+export interface DeliveryBatch {
+  from: EventPosition;
+  to: EventPosition;
+  firstFailures: FailedAttempt[];
+  retriesSucceeded: EventPosition[];
+  retriesFailed: FailedAttempt[];
+  lastSuccessAt?: Date;
+  lastFailure?: { at: Date; reason: string };
+}
+
+/**
+ * What a subscription is owed now: its failed deliveries still pending and, while it is enabled,
+ * the events of its types after its cursor; and the commit time of the oldest of these (null:
+ * none).
  */
 export interface SubscriptionBacklog {
   id: number;
@@ -54,48 +71,52 @@ interface Position {
   seq: string;
 }
 
-const LEASED_COLUMNS = 'id, url, secret, previous_secret, previous_secret_expires_at';
+const LEASED_COLUMNS = `id, url, secret, previous_secret, previous_secret_expires_at, event_types,
+  after_tx, after_seq`;
 const DELIVERY = 'subscription_id = :id AND event_tx = :tx AND event_seq = :seq';
+const FAILED_COLUMNS = `subscription_id, event_tx, event_seq, state, attempts, next_attempt_at,
+  last_attempt_at, last_status, last_error`;
+
+/**
+ * SQL over the events a subscription `s` has not been sent yet: committed, after its cursor, and,
+ * when `ofItsTypes`, of the types it takes (`event_types` is a JSON array of names).
+ */
+export function unsentEvents(db: SqlRunner, ofItsTypes: boolean): string {
+  const order = eventOrder(db);
+  const types = `(s.event_types IS NULL OR s.event_types LIKE '%"' || e.type || '"%')`;
+  return `pet_events e WHERE ${order.after('s.after_tx', 's.after_seq')} AND ${order.committed}${
+    ofItsTypes ? ` AND ${types}` : ''
+  }`;
+}
 
 function statements(db: SqlRunner) {
-  const afterCursor =
-    db.driver.options.type === 'postgres'
-      ? '(e.tx, e.seq) > (s.after_tx, s.after_seq)'
-      : 'e.seq > s.after_seq';
+  const order = eventOrder(db);
   const due = `EXISTS (SELECT 1 FROM webhook_deliveries d
     WHERE d.subscription_id = s.id AND d.state = 'pending' AND d.next_attempt_at <= :now)`;
+  const unsent = `EXISTS (SELECT 1 FROM ${unsentEvents(db, false)})`;
   return {
-    cursors: db.statement<object>(
-      `SELECT s.id, s.event_types, s.after_tx, s.after_seq FROM webhook_subscriptions s
-      WHERE s.disabled_at IS NULL ORDER BY s.id`,
-    ),
     // Read at each scrape (webhook-metrics.ts), per subscription: its pending deliveries, counted
-    // in its range of the primary key, and the commit times of the first of them in event order
-    // and of the first event after its cursor, not yet recorded; both lookups by key.
+    // in its range of the primary key, and the events of its types after its cursor; and the
+    // commit times of the first of each, all lookups by key.
     backlog: db.statement<object>(
       `SELECT s.id, s.disabled_at,
         (SELECT COUNT(*) FROM webhook_deliveries d
-          WHERE d.subscription_id = s.id AND d.state = 'pending') AS owed,
+          WHERE d.subscription_id = s.id AND d.state = 'pending') AS pending,
+        (SELECT COUNT(*) FROM ${unsentEvents(db, true)} AND s.disabled_at IS NULL) AS unsent,
         (SELECT e.occurred_at FROM webhook_deliveries d
           JOIN pet_events e ON e.tx = d.event_tx AND e.seq = d.event_seq
           WHERE d.subscription_id = s.id AND d.state = 'pending'
-          ORDER BY d.event_tx, d.event_seq LIMIT 1) AS oldest_owed_at,
-        (SELECT e.occurred_at FROM pet_events e WHERE ${afterCursor}
-          ORDER BY e.tx, e.seq LIMIT 1) AS oldest_unrecorded_at
+          ORDER BY d.event_tx, d.event_seq LIMIT 1) AS oldest_pending_at,
+        (SELECT e.occurred_at FROM ${unsentEvents(db, true)} AND s.disabled_at IS NULL
+          ORDER BY ${order.ascending} LIMIT 1) AS oldest_unsent_at
       FROM webhook_subscriptions s ORDER BY s.id`,
-    ),
-    // Moves the cursor only from where this pass read it: of two instances recording the same
-    // events, one moves it and the other records nothing.
-    advanceCursor: db.statement<{ id: number } & CursorMove>(
-      `UPDATE webhook_subscriptions SET after_tx = :toTx, after_seq = :toSeq
-      WHERE id = :id AND after_tx = :fromTx AND after_seq = :fromSeq AND disabled_at IS NULL
-      RETURNING id`,
     ),
     claim: db.statement<{ now: string; leasedUntil: string; owner: string; limit: number }>(
       `UPDATE webhook_subscriptions SET leased_until = :leasedUntil, lease_owner = :owner
       WHERE id IN (
         SELECT s.id FROM webhook_subscriptions s
-        WHERE s.disabled_at IS NULL AND (s.leased_until IS NULL OR s.leased_until <= :now) AND ${due}
+        WHERE s.disabled_at IS NULL AND (s.leased_until IS NULL OR s.leased_until <= :now)
+          AND (${unsent} OR ${due})
         ORDER BY s.id LIMIT :limit${db.rowLockSkippingLocked}
       ) AND (leased_until IS NULL OR leased_until <= :now)
       RETURNING id`,
@@ -118,11 +139,16 @@ function statements(db: SqlRunner) {
       WHERE d.subscription_id = :id AND d.state = 'pending' AND d.next_attempt_at <= :now
       ORDER BY d.event_tx, d.event_seq LIMIT :limit`,
     ),
+    // Moves the cursor only from where the batch read it, while the lease is still this
+    // instance's: a batch sent by an instance whose lease ran out records nothing.
+    advanceCursor: db.statement<{ id: number; owner: string } & CursorMove>(
+      `UPDATE webhook_subscriptions SET after_tx = :toTx, after_seq = :toSeq
+      WHERE id = :id AND lease_owner = :owner AND after_tx = :fromTx AND after_seq = :fromSeq
+        AND disabled_at IS NULL
+      RETURNING id`,
+    ),
     deleteDelivery: db.statement<{ id: number } & Position>(
       `DELETE FROM webhook_deliveries WHERE ${DELIVERY}`,
-    ),
-    succeeded: db.statement<{ id: number; now: string }>(
-      'UPDATE webhook_subscriptions SET last_success_at = :now WHERE id = :id',
     ),
     retryLater: db.statement<{ id: number } & Position & AttemptParameters>(
       `UPDATE webhook_deliveries SET attempts = :attempts, next_attempt_at = :nextAttemptAt,
@@ -132,8 +158,16 @@ function statements(db: SqlRunner) {
       `UPDATE webhook_deliveries SET state = 'given_up', attempts = :attempts,
       last_attempt_at = :now, last_status = :status, last_error = :error WHERE ${DELIVERY}`,
     ),
-    failed: db.statement<{ id: number; now: string; reason: string }>(
-      `UPDATE webhook_subscriptions SET last_failure_at = :now, last_failure_reason = :reason
+    // COALESCE keeps what the batch did not change; each parameter's type is its column's.
+    outcome: db.statement<{
+      id: number;
+      successAt: string | null;
+      failureAt: string | null;
+      reason: string | null;
+    }>(
+      `UPDATE webhook_subscriptions SET last_success_at = COALESCE(:successAt, last_success_at),
+      last_failure_at = COALESCE(:failureAt, last_failure_at),
+      last_failure_reason = COALESCE(:reason, last_failure_reason)
       WHERE id = :id`,
     ),
     disable: db.statement<{ id: number; now: string; reason: string }>(
@@ -155,96 +189,40 @@ interface AttemptParameters {
 }
 
 /**
- * The delivery worker's SQL (docs/events.md, "Webhooks"): subscription cursors and leases, and
- * `webhook_deliveries`, the deliveries owed. Every write runs on the primary.
+ * The delivery worker's SQL (docs/events.md, "How deliveries are owed and sent"): subscription
+ * cursors and leases, and `webhook_deliveries`, the deliveries that failed and are retried or
+ * given up. Every statement runs on the primary.
  */
 @Injectable()
 export class WebhookDeliveriesRepository {
   private readonly sql: ReturnType<typeof statements>;
 
-  /** The INSERT of n owed deliveries, by n: one statement per page of events. */
-  private readonly insertOwed = new Map<number, Statement<Record<string, unknown>>>();
+  /** The INSERT of n first failures, by n: one statement per batch. */
+  private readonly insertFailed = new Map<number, Statement<Record<string, unknown>>>();
 
   constructor(private readonly db: SqlRunner) {
     this.sql = statements(db);
-  }
-
-  async findCursors(): Promise<SubscriptionCursor[]> {
-    const rows = await this.db.write(this.sql.cursors.text, []);
-    return rows.map((row) => ({
-      id: Number(row.id),
-      eventTypes: eventTypesOfColumn(row.event_types),
-      after: positionOf(row.after_tx, row.after_seq),
-    }));
   }
 
   /** Every subscription, disabled ones included, with what it is owed (SubscriptionBacklog). */
   async findBacklog(): Promise<SubscriptionBacklog[]> {
     const rows = await this.db.write(this.sql.backlog.text, []);
     return rows.map((row) => {
-      const times = [row.oldest_owed_at, row.oldest_unrecorded_at]
+      const times = [row.oldest_pending_at, row.oldest_unsent_at]
         .filter((time) => time !== null)
         .map((time) => new Date(time as string | Date).getTime());
       return {
         id: Number(row.id),
         enabled: row.disabled_at === null,
-        owed: Number(row.owed),
+        owed: Number(row.pending) + Number(row.unsent),
         oldestOwedAt: times.length === 0 ? null : new Date(Math.min(...times)),
       };
     });
   }
 
   /**
-   * Records a delivery owed of each of `events`, first attempted at `firstAttemptAt`, and moves
-   * the cursor from `from` to `to`, in one transaction; nothing when the cursor is no longer at
-   * `from` (another instance recorded them).
-   */
-  recordOwed(
-    id: number,
-    from: EventPosition,
-    to: EventPosition,
-    events: EventPosition[],
-    firstAttemptAt: Date,
-  ): Promise<boolean> {
-    const { advanceCursor } = this.sql;
-    return this.db.transaction(async (transaction) => {
-      const [fromTx, fromSeq, toTx, toSeq] = [from.tx, from.seq, to.tx, to.seq].map(String);
-      const moved = await transaction.query(
-        advanceCursor.text,
-        advanceCursor.values({ id, fromTx, fromSeq, toTx, toSeq }),
-      );
-      if (moved.length === 0) return false;
-      if (events.length === 0) return true;
-      const insert = this.insertOwedStatement(events.length);
-      const parameters: Record<string, unknown> = { id, at: firstAttemptAt.toISOString() };
-      events.forEach(({ tx, seq }, i) => {
-        parameters[`tx${i}`] = tx.toString();
-        parameters[`seq${i}`] = seq.toString();
-      });
-      await transaction.query(insert.text, insert.values(parameters));
-      return true;
-    });
-  }
-
-  private insertOwedStatement(count: number): Statement<Record<string, unknown>> {
-    let statement = this.insertOwed.get(count);
-    if (!statement) {
-      const rows = Array.from(
-        { length: count },
-        (_, i) => `(:id, :tx${i}, :seq${i}, 'pending', 0, :at)`,
-      ).join(', ');
-      statement = this.db.statement<Record<string, unknown>>(
-        `INSERT INTO webhook_deliveries (subscription_id, event_tx, event_seq, state, attempts, next_attempt_at)
-        VALUES ${rows} ON CONFLICT DO NOTHING`,
-      );
-      this.insertOwed.set(count, statement);
-    }
-    return statement;
-  }
-
-  /**
-   * Leases up to `limit` subscriptions with deliveries due, that nobody holds, until `until`;
-   * their ids.
+   * Leases up to `limit` subscriptions that nobody holds and that have events after their cursor
+   * or failed deliveries due, until `until`; their ids.
    */
   async claimDue(now: Date, until: Date, owner: string, limit: number): Promise<number[]> {
     const { claim } = this.sql;
@@ -289,7 +267,7 @@ export class WebhookDeliveriesRepository {
     await this.db.write(releaseLease.text, releaseLease.values({ id, owner }));
   }
 
-  /** The subscription's deliveries due at `now`, in event order. */
+  /** The subscription's failed deliveries due again at `now`, in event order. */
   async findDue(id: number, now: Date, limit: number): Promise<DueDelivery[]> {
     const { due } = this.sql;
     const rows = await this.db.write(due.text, due.values({ id, now: now.toISOString(), limit }));
@@ -300,35 +278,34 @@ export class WebhookDeliveriesRepository {
   }
 
   /**
-   * The deliveries of `events` are done: they are deleted, and the subscription's lastSuccessAt
-   * becomes `at`, in one transaction.
+   * Records `batch` in one transaction (DeliveryBatch), as `owner` of the lease; false, and
+   * nothing recorded, when the cursor is no longer where the batch read it or the lease is no
+   * longer `owner`'s.
    */
-  recordSuccesses(id: number, events: EventPosition[], at: Date): Promise<void> {
-    const { deleteDelivery, succeeded } = this.sql;
+  recordBatch(id: number, owner: string, batch: DeliveryBatch, now: Date): Promise<boolean> {
     return this.db.transaction(async (transaction) => {
-      for (const event of events)
+      if (!(await this.advanceCursor(transaction, id, owner, batch))) return false;
+      await this.insertFirstFailures(transaction, id, batch.firstFailures, now);
+      const { deleteDelivery, outcome } = this.sql;
+      for (const event of batch.retriesSucceeded)
         await transaction.query(
           deleteDelivery.text,
           deleteDelivery.values({ id, ...parameters(event) }),
         );
-      await transaction.query(succeeded.text, succeeded.values({ id, now: at.toISOString() }));
-    });
-  }
-
-  /** The attempt failed: the delivery waits for its next attempt, or is given up. */
-  recordFailure(
-    id: number,
-    event: EventPosition,
-    attempt: FailedAttempt,
-    now: Date,
-  ): Promise<void> {
-    return this.db.transaction(async (transaction) => {
-      await this.recordAttempt(transaction, id, event, attempt, now);
-      const { failed } = this.sql;
-      await transaction.query(
-        failed.text,
-        failed.values({ id, now: now.toISOString(), reason: attempt.reason }),
-      );
+      for (const failed of batch.retriesFailed)
+        await this.recordRetry(transaction, id, failed, now);
+      const { lastSuccessAt, lastFailure } = batch;
+      if (lastSuccessAt || lastFailure)
+        await transaction.query(
+          outcome.text,
+          outcome.values({
+            id,
+            successAt: lastSuccessAt?.toISOString() ?? null,
+            failureAt: lastFailure?.at.toISOString() ?? null,
+            reason: lastFailure?.reason ?? null,
+          }),
+        );
+      return true;
     });
   }
 
@@ -338,11 +315,64 @@ export class WebhookDeliveriesRepository {
     await this.db.write(disable.text, disable.values({ id, reason, now: now.toISOString() }));
   }
 
-  private async recordAttempt(
+  /** Moves the cursor (or, when it stays, checks the lease): whether the batch may be recorded. */
+  private async advanceCursor(
     transaction: SqlTransaction,
     id: number,
-    event: EventPosition,
-    { attempts, nextAttemptAt, status, error }: FailedAttempt,
+    owner: string,
+    { from, to }: DeliveryBatch,
+  ): Promise<boolean> {
+    const { advanceCursor } = this.sql;
+    const [fromTx, fromSeq, toTx, toSeq] = [from.tx, from.seq, to.tx, to.seq].map(String);
+    const moved = await transaction.query(
+      advanceCursor.text,
+      advanceCursor.values({ id, owner, fromTx, fromSeq, toTx, toSeq }),
+    );
+    return moved.length > 0;
+  }
+
+  private async insertFirstFailures(
+    transaction: SqlTransaction,
+    id: number,
+    failures: FailedAttempt[],
+    now: Date,
+  ): Promise<void> {
+    if (failures.length === 0) return;
+    const insert = this.insertFailedStatement(failures.length);
+    const values: Record<string, unknown> = { id, now: now.toISOString() };
+    failures.forEach((failure, i) => {
+      values[`tx${i}`] = failure.event.tx.toString();
+      values[`seq${i}`] = failure.event.seq.toString();
+      values[`state${i}`] = failure.nextAttemptAt ? 'pending' : 'given_up';
+      values[`attempts${i}`] = failure.attempts;
+      // A given-up delivery keeps the time it was last due, as a retried one does.
+      values[`next${i}`] = (failure.nextAttemptAt ?? now).toISOString();
+      values[`status${i}`] = failure.status;
+      values[`error${i}`] = failure.error;
+    });
+    await transaction.query(insert.text, insert.values(values));
+  }
+
+  private insertFailedStatement(count: number): Statement<Record<string, unknown>> {
+    let statement = this.insertFailed.get(count);
+    if (!statement) {
+      const rows = Array.from(
+        { length: count },
+        (_, i) =>
+          `(:id, :tx${i}, :seq${i}, :state${i}, :attempts${i}, :next${i}, :now, :status${i}, :error${i})`,
+      ).join(', ');
+      statement = this.db.statement<Record<string, unknown>>(
+        `INSERT INTO webhook_deliveries (${FAILED_COLUMNS}) VALUES ${rows} ON CONFLICT DO NOTHING`,
+      );
+      this.insertFailed.set(count, statement);
+    }
+    return statement;
+  }
+
+  private async recordRetry(
+    transaction: SqlTransaction,
+    id: number,
+    { event, attempts, nextAttemptAt, status, error }: FailedAttempt,
     now: Date,
   ): Promise<void> {
     const { retryLater, giveUp } = this.sql;
@@ -371,6 +401,8 @@ function toLeased(row: Row): LeasedSubscription {
   return {
     id: Number(row.id),
     url: row.url as string,
+    eventTypes: eventTypesOfColumn(row.event_types),
+    after: positionOf(row.after_tx, row.after_seq),
     secret: row.secret as string,
     previousSecret: row.previous_secret as string | null,
     previousSecretExpiresAt:

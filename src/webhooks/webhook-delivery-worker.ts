@@ -14,13 +14,15 @@ import { inLinkedRootSpan, untraced } from '../telemetry/tracing.js';
 import { Clock } from '../time/clock.js';
 import { nextAttemptDelayMs, retryAfterMs } from './retry-schedule.js';
 import {
+  type DeliveryBatch,
   type DueDelivery,
+  type FailedAttempt,
   type LeasedSubscription,
   WebhookDeliveriesRepository,
 } from './webhook-deliveries.repository.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 import { type AttemptOutcome, WebhookSender } from './webhook-sender.js';
-import { signedHeaders } from './webhook-signature.js';
+import { type DeliverySigner, deliverySigner } from './webhook-signature.js';
 
 /** Looks for owed and due deliveries this often even without a commit to wake it. */
 const POLL_MS = 1_000;
@@ -29,10 +31,11 @@ const POLL_MS = 1_000;
  * a stream of commits one pass per commit would cost every write its own (docs/performance.md).
  */
 const MIN_PASS_INTERVAL_MS = 50;
-/** Events read per query when recording what a subscription is owed. */
-const EVENT_BATCH = 100;
-/** Due deliveries read per query while sending for one subscription. */
-const DELIVERY_BATCH = 20;
+/**
+ * New events and failed deliveries due, each, attempted per batch for one subscription; a batch is
+ * recorded in one transaction, so a crash sends at most a batch again.
+ */
+const BATCH = 20;
 /** Subscriptions this instance sends for at once: a slow receiver holds up only its own. */
 const MAX_SUBSCRIPTIONS_AT_ONCE = 8;
 /** A lease outlasts the attempt it is extended for by this much, for the writes around it. */
@@ -44,13 +47,14 @@ const LEASE_MARGIN_MS = 10_000;
 const SHUTDOWN_WAIT_MS = 5_000;
 
 /**
- * Sends the webhooks (docs/events.md, "Webhooks"), in every instance. A pass first records, for
- * each enabled subscription, a delivery owed for each matching event after its cursor, moving the
- * cursor in the same transaction; then it leases subscriptions with deliveries due and sends each
- * one's, in event order, one at a time. The lease is checked before every batch and always
- * outlasts the attempt under way, so two instances never send for one subscription at once.
- * Commits in this process, commits anywhere (ChangeNotifications) and a timer wake it; everything
- * it knows is in the database.
+ * Sends the webhooks (docs/events.md, "How deliveries are owed and sent"), in every instance. A
+ * pass leases subscriptions with events after their cursor or failed deliveries due, and sends
+ * each one's in event order, one at a time, in batches: first the failed deliveries due again,
+ * then the new events after the cursor. Each batch is recorded in one transaction: the cursor
+ * moved past the new events, a row for each delivery that failed, retries' outcomes. The lease
+ * is checked before every batch and always outlasts the attempt under way, so two instances never
+ * send for one subscription at once. Commits in this process, commits anywhere
+ * (ChangeNotifications) and a timer wake it; everything it knows is in the database.
  */
 @Injectable()
 export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -119,27 +123,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
 
   private async pass(): Promise<void> {
     try {
-      await this.recordOwed();
       await this.claimAndSend();
     } catch (error) {
       // The next wake tries again: what is owed is in the database.
       this.logger.warn(`webhook pass failed: ${(error as Error).message}`);
-    }
-  }
-
-  /** Records the deliveries owed for the events committed after each subscription's cursor. */
-  private async recordOwed(): Promise<void> {
-    for (const { id, eventTypes, after } of await this.deliveries.findCursors()) {
-      let from = after;
-      for (;;) {
-        const page = await this.events.findPage(from, EVENT_BATCH);
-        if (page.length === 0) break;
-        const owed = page.filter((event) => eventTypes?.includes(event.type) ?? true);
-        const to = page.at(-1)!;
-        if (!(await this.deliveries.recordOwed(id, from, to, owed, this.firstAttemptAt()))) break;
-        from = to;
-        if (page.length < EVENT_BATCH) break;
-      }
     }
   }
 
@@ -159,46 +146,93 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   }
 
   /**
-   * Sends the subscription's due deliveries in event order until none is due, then lets go.
-   * `leasedUntil`: when the lease claimed for it ends. The deliveries a batch got through are
-   * deleted together when it ends, and before the lease is let go: one write per batch, not one
-   * per delivery, at the price of resending at most a batch after a crash (at least once).
+   * Sends the subscription's batches until nothing is due, then lets go. `leasedUntil`: when the
+   * lease claimed for it ends. A batch cut short (SIGTERM, a 410, an error) is recorded as far as
+   * it got, before the lease is let go.
    */
   private async sendDue(id: number, leasedUntil: Date): Promise<void> {
-    const sent: SendingState = { leasedUntil, delivered: [] };
+    const sending: SendingState = { leasedUntil };
     try {
       for (;;) {
-        const due = await this.deliveries.findDue(id, this.clock.now(), DELIVERY_BATCH);
-        if (due.length === 0) return;
-        let leased = await this.deliveries.findLeased(id, this.owner);
-        const events = await this.events.findAllAt(due.map((delivery) => delivery.event));
-        const eventAt = new Map(events.map((event) => [eventIdOf(event), event]));
-        for (const delivery of due) {
-          if (this.stopping || !leased) return;
-          leased = await this.holdLease(id, sent, leased);
-          if (!leased) return;
-          const event = eventAt.get(eventIdOf(delivery.event));
-          const outcome = await this.attempt(leased, delivery, event);
-          if (outcome === 'succeeded') {
-            sent.delivered.push(delivery.event);
-            sent.lastSuccessAt = this.clock.now();
-          }
-          if (outcome === 'stop') return;
-        }
-        await this.recordDelivered(id, sent);
+        const leased = await this.deliveries.findLeased(id, this.owner);
+        if (!leased || this.stopping) return;
+        const work = await this.findWork(leased);
+        if (work.due.length === 0 && work.page.length === 0) return;
+        sending.batch = emptyBatch(leased.after);
+        const stopped = await this.sendBatch(leased, work, sending);
+        if (!(await this.record(id, sending))) return;
+        if (stopped) return;
       }
     } catch (error) {
       this.logger.warn(`webhook ${id}: deliveries not sent: ${(error as Error).message}`);
     } finally {
-      await this.recordDelivered(id, sent).catch(() => {});
+      await this.record(id, sending).catch(() => {});
       await this.deliveries.releaseLease(id, this.owner).catch(() => {});
     }
   }
 
-  private async recordDelivered(id: number, sent: SendingState): Promise<void> {
-    if (sent.delivered.length === 0) return;
-    await this.deliveries.recordSuccesses(id, sent.delivered, sent.lastSuccessAt!);
-    sent.delivered = [];
+  /**
+   * The failed deliveries due again, with their events, and the events after the cursor whose
+   * first attempt is due: the schedule's first delay after their commit (none by default).
+   */
+  private async findWork(leased: LeasedSubscription): Promise<BatchWork> {
+    const now = this.clock.now().getTime();
+    const due = await this.deliveries.findDue(leased.id, new Date(now), BATCH);
+    const events = await this.events.findAllAt(due.map((delivery) => delivery.event));
+    const page = await this.events.findPageOnPrimary(leased.after, BATCH);
+    const firstDueBy = now - this.config.webhookRetryScheduleMs[0];
+    const notDue = page.findIndex((event) => event.occurredAt.getTime() > firstDueBy);
+    return {
+      due,
+      eventAt: new Map(events.map((event) => [eventIdOf(event), event])),
+      page: notDue === -1 ? page : page.slice(0, notDue),
+    };
+  }
+
+  /**
+   * Attempts the batch's retries, then its new events (those of the subscription's types; the
+   * cursor moves past the others too), into `sending.batch`. True when no more should follow:
+   * the lease is lost, the process stops, or the receiver answered 410.
+   */
+  private async sendBatch(
+    leased: LeasedSubscription,
+    { due, eventAt, page }: BatchWork,
+    sending: SendingState,
+  ): Promise<boolean> {
+    const batch = sending.batch!;
+    const sign = deliverySigner(leased);
+    let current: LeasedSubscription | undefined = leased;
+    const attempt = async (position: EventPosition, attempts: number, event?: StoredPetEvent) => {
+      current = this.stopping ? undefined : await this.holdLease(sending, current!);
+      if (!current) return 'stop';
+      return this.attempt(current, sign, { event: position, attempts }, event, batch);
+    };
+    for (const delivery of due) {
+      const event = eventAt.get(eventIdOf(delivery.event));
+      const outcome = await attempt(delivery.event, delivery.attempts, event);
+      if (outcome === 'stop') return true;
+      if (outcome === 'succeeded') batch.retriesSucceeded.push(delivery.event);
+      else batch.retriesFailed.push(outcome);
+    }
+    for (const event of page) {
+      if (leased.eventTypes?.includes(event.type) ?? true) {
+        const outcome = await attempt(event, 0, event);
+        if (outcome === 'stop') return true;
+        if (outcome !== 'succeeded') batch.firstFailures.push(outcome);
+      }
+      batch.to = event;
+    }
+    return false;
+  }
+
+  /** Records the batch in `sending`, if any, and forgets it: false when it could not be. */
+  private async record(id: number, sending: SendingState): Promise<boolean> {
+    const { batch } = sending;
+    if (!batch) return true;
+    sending.batch = undefined;
+    const recorded = await this.deliveries.recordBatch(id, this.owner, batch, this.clock.now());
+    if (recorded && batch.gone) await this.deliveries.disable(id, batch.gone.reason, batch.gone.at);
+    return recorded;
   }
 
   /**
@@ -207,50 +241,52 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
    * left, read again as the lease is extended, so an attempt always ends inside its lease.
    */
   private async holdLease(
-    id: number,
-    sent: SendingState,
+    sending: SendingState,
     leased: LeasedSubscription,
   ): Promise<LeasedSubscription | undefined> {
     const now = this.clock.now();
-    const left = sent.leasedUntil.getTime() - now.getTime();
+    const left = sending.leasedUntil.getTime() - now.getTime();
     if (left > this.config.webhookTimeoutMs + LEASE_MARGIN_MS / 2) return leased;
-    sent.leasedUntil = this.leaseEnd(now);
-    return this.deliveries.renewLease(id, this.owner, sent.leasedUntil);
+    sending.leasedUntil = this.leaseEnd(now);
+    return this.deliveries.renewLease(leased.id, this.owner, sending.leasedUntil);
   }
 
   /**
-   * One attempt of `event` (undefined when retention deleted it), recorded and counted: whether
-   * it succeeded, failed, or no more should follow (disabled, or cut off).
+   * One attempt of `event` (undefined when retention deleted it), counted, its outcome noted in
+   * `batch`: 'succeeded', the failed attempt to record, or 'stop' (cut off, or a 410, which
+   * disables the subscription once the batch is recorded).
    */
   private async attempt(
     subscription: LeasedSubscription,
+    sign: DeliverySigner,
     delivery: DueDelivery,
     event: StoredPetEvent | undefined,
-  ): Promise<'succeeded' | 'failed' | 'stop'> {
+    batch: DeliveryBatchInProgress,
+  ): Promise<'succeeded' | 'stop' | FailedAttempt> {
     const { id } = subscription;
     if (!event) {
       // Retention deleted it: no later attempt could send it either.
-      await this.fail(id, delivery, {}, 'event deleted by retention', false);
       this.metrics.attempted(id, 'gave_up');
-      return 'failed';
+      return this.fail(delivery, {}, 'event deleted by retention', batch, false);
     }
-    const outcome = await this.send(subscription, delivery, event);
+    const outcome = await this.send(subscription, sign, delivery, event);
     if (this.cutOff.signal.aborted) return 'stop';
     const now = this.clock.now();
     if (succeeded(outcome)) {
       this.metrics.attempted(id, 'success', outcome.latencyMs);
       this.metrics.delivered(event.occurredAt, now);
+      batch.lastSuccessAt = now;
       return 'succeeded';
     }
     if (outcome.status === 410) {
-      await this.deliveries.disable(id, 'HTTP 410: the receiver asked for no more deliveries', now);
       this.metrics.attempted(id, 'disabled', outcome.latencyMs);
+      batch.gone = { at: now, reason: 'HTTP 410: the receiver asked for no more deliveries' };
       return 'stop';
     }
-    const retried = await this.fail(id, delivery, outcome, failureReason(outcome, this.config));
-    const failed = outcome.errorClass === 'timeout' ? 'timeout' : 'failed';
-    this.metrics.attempted(id, retried ? failed : 'gave_up', outcome.latencyMs);
-    return 'failed';
+    const failed = this.fail(delivery, outcome, failureReason(outcome, this.config), batch);
+    const timedOut = outcome.errorClass === 'timeout' ? 'timeout' : 'failed';
+    this.metrics.attempted(id, failed.nextAttemptAt ? timedOut : 'gave_up', outcome.latencyMs);
+    return failed;
   }
 
   /**
@@ -259,12 +295,13 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
    */
   private send(
     subscription: LeasedSubscription,
+    sign: DeliverySigner,
     delivery: DueDelivery,
     event: StoredPetEvent,
   ): Promise<AttemptOutcome> {
     const body = eventJson(event);
     const eventId = eventIdOf(event);
-    const headers = signedHeaders(subscription, eventId, this.clock.now(), body);
+    const headers = sign(eventId, this.clock.now(), body);
     return inLinkedRootSpan(
       'send webhook',
       event.traceContext,
@@ -292,16 +329,16 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   }
 
   /**
-   * Records a failed attempt, and when the next is due; none when `retry` is false. True when
-   * another attempt will follow.
+   * A failed attempt, with when the next is due (none when `retry` is false or the schedule has
+   * ended), noted as the subscription's latest failure.
    */
-  private async fail(
-    id: number,
+  private fail(
     delivery: DueDelivery,
     outcome: Omit<AttemptOutcome, 'latencyMs'>,
     reason: string,
+    batch: DeliveryBatchInProgress,
     retry = true,
-  ): Promise<boolean> {
+  ): FailedAttempt {
     const now = this.clock.now();
     const attempts = delivery.attempts + 1;
     const retryAfter =
@@ -311,27 +348,17 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     const delay = retry
       ? nextAttemptDelayMs(this.config.webhookRetryScheduleMs, attempts, retryAfter, Math.random())
       : undefined;
-    await this.deliveries.recordFailure(
-      id,
-      delivery.event,
-      {
-        attempts,
-        nextAttemptAt: delay === undefined ? undefined : new Date(now.getTime() + delay),
-        status: outcome.status ?? null,
-        error: outcome.errorClass ?? null,
-        reason:
-          delay === undefined ? `${reason}; given up after ${attemptsText(attempts)}` : reason,
-      },
-      now,
-    );
-    return delay !== undefined;
-  }
-
-  /** When a newly owed delivery is first attempted: the schedule's first delay from now. */
-  private firstAttemptAt(): Date {
-    const schedule = this.config.webhookRetryScheduleMs;
-    const delay = nextAttemptDelayMs(schedule, 0, undefined, Math.random())!;
-    return new Date(this.clock.now().getTime() + delay);
+    batch.lastFailure = {
+      at: now,
+      reason: delay === undefined ? `${reason}; given up after ${attemptsText(attempts)}` : reason,
+    };
+    return {
+      event: delivery.event,
+      attempts,
+      nextAttemptAt: delay === undefined ? undefined : new Date(now.getTime() + delay),
+      status: outcome.status ?? null,
+      error: outcome.errorClass ?? null,
+    };
   }
 
   private leaseEnd(now: Date): Date {
@@ -339,14 +366,26 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   }
 }
 
-/**
- * What one subscription's sending knows: when its lease ends, the deliveries that succeeded and
- * are not yet recorded, and the latest success.
- */
+/** A batch being sent: DeliveryBatch, and the 410 that will disable the subscription. */
+interface DeliveryBatchInProgress extends DeliveryBatch {
+  gone?: { at: Date; reason: string };
+}
+
+/** What one subscription's sending knows: when its lease ends, and the batch not yet recorded. */
 interface SendingState {
   leasedUntil: Date;
-  delivered: EventPosition[];
-  lastSuccessAt?: Date;
+  batch?: DeliveryBatchInProgress;
+}
+
+/** What a batch will attempt: failed deliveries due again and their events, and new events. */
+interface BatchWork {
+  due: DueDelivery[];
+  eventAt: Map<string, StoredPetEvent>;
+  page: StoredPetEvent[];
+}
+
+function emptyBatch(after: EventPosition): DeliveryBatchInProgress {
+  return { from: after, to: after, firstFailures: [], retriesSucceeded: [], retriesFailed: [] };
 }
 
 function succeeded(outcome: AttemptOutcome): boolean {

@@ -7,26 +7,36 @@ export interface SigningSecrets {
   previousSecretExpiresAt: Date | null;
 }
 
+/** Signs a delivery sent at `now`: its Standard Webhooks headers. */
+export type DeliverySigner = (messageId: string, now: Date, body: string) => Record<string, string>;
+
 /**
- * The Standard Webhooks headers of a delivery sent at `now`: `webhook-signature` has a `v1,…`
- * signature by each secret still signing, space separated, so a receiver verifies with either
- * while a rotation is rolled out (docs/events.md, "Webhooks").
+ * A signer for `secrets` as read: `webhook-signature` has a `v1,…` signature by each secret still
+ * signing, space separated, so a receiver verifies with either while a rotation is rolled out
+ * (docs/events.md, "Webhooks"). Each secret is decoded once, here, not per delivery.
  */
+export function deliverySigner(secrets: SigningSecrets): DeliverySigner {
+  const current = new Webhook(secrets.secret);
+  const previous =
+    secrets.previousSecret === null ? undefined : new Webhook(secrets.previousSecret);
+  return (messageId, now, body) => {
+    const signing =
+      previous && secrets.previousSecretExpiresAt! > now ? [current, previous] : [current];
+    return {
+      'content-type': 'application/json',
+      'webhook-id': messageId,
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': signing.map((webhook) => webhook.sign(messageId, now, body)).join(' '),
+    };
+  };
+}
+
+/** The headers of one delivery: deliverySigner's, for a single message. */
 export function signedHeaders(
   secrets: SigningSecrets,
   messageId: string,
   now: Date,
   body: string,
 ): Record<string, string> {
-  const signing = [secrets.secret];
-  if (secrets.previousSecret !== null && secrets.previousSecretExpiresAt! > now)
-    signing.push(secrets.previousSecret);
-  return {
-    'content-type': 'application/json',
-    'webhook-id': messageId,
-    'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-    'webhook-signature': signing
-      .map((secret) => new Webhook(secret).sign(messageId, now, body))
-      .join(' '),
-  };
+  return deliverySigner(secrets)(messageId, now, body);
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { type Row, SqlRunner, type Statement } from '../database/sql-runner.js';
 import type { EventPosition } from '../events/event-position.js';
 import type { PetEventType } from '../events/pet-event.js';
+import { unsentEvents } from './webhook-deliveries.repository.js';
 import {
   eventTypesColumn,
   eventTypesOfColumn,
@@ -17,14 +18,23 @@ export interface NewWebhookSubscription {
   after: EventPosition;
 }
 
-const SUBSCRIPTION_COLUMNS = `s.id, s.url, s.event_types, s.created_at, s.disabled_at,
+/**
+ * A subscription with its deliveries owed: the failed ones still pending, and while it is enabled
+ * the events of its types not sent yet (docs/events.md, "How deliveries are owed and sent").
+ */
+function subscriptionColumns(db: SqlRunner): string {
+  return `s.id, s.url, s.event_types, s.created_at, s.disabled_at,
   s.disabled_reason, s.last_success_at, s.last_failure_at, s.last_failure_reason,
   (SELECT COUNT(*) FROM webhook_deliveries d
-    WHERE d.subscription_id = s.id AND d.state = 'pending') AS pending_deliveries,
+    WHERE d.subscription_id = s.id AND d.state = 'pending')
+  + (SELECT COUNT(*) FROM ${unsentEvents(db, true)} AND s.disabled_at IS NULL)
+    AS pending_deliveries,
   (SELECT COUNT(*) FROM webhook_deliveries d
     WHERE d.subscription_id = s.id AND d.state = 'given_up') AS given_up_deliveries`;
+}
 
 function statements(db: SqlRunner) {
+  const columns = subscriptionColumns(db);
   return {
     insert: db.statement<{
       url: string;
@@ -37,11 +47,9 @@ function statements(db: SqlRunner) {
       `INSERT INTO webhook_subscriptions (url, event_types, secret, created_at, after_tx, after_seq)
       VALUES (:url, :eventTypes, :secret, :createdAt, :afterTx, :afterSeq) RETURNING id`,
     ),
-    all: db.statement<object>(
-      `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions s ORDER BY s.id`,
-    ),
+    all: db.statement<object>(`SELECT ${columns} FROM webhook_subscriptions s ORDER BY s.id`),
     byId: db.statement<{ id: number }>(
-      `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions s WHERE s.id = :id`,
+      `SELECT ${columns} FROM webhook_subscriptions s WHERE s.id = :id`,
     ),
     deleteDeliveries: db.statement<{ id: number }>(
       'DELETE FROM webhook_deliveries WHERE subscription_id = :id',

@@ -221,12 +221,11 @@ describe.skipIf(!hasPrometheus).each(ENGINES)(
         ['operation', 'role'],
       );
       const ping = 'operation=SELECT,role=primary';
-      // The webhook worker looks for owed deliveries every second, and each scrape reads the
-      // webhook backlog: their counts depend on time.
+      // The webhook worker looks for subscriptions owed deliveries every second, and each scrape
+      // reads the webhook backlog: their counts depend on time.
       const worker = statements.filter((s) => s.includes(' webhook_'));
       expect(worker.map((s) => s.split(' ').slice(0, 2).join(' '))).toEqual([
         'operation=SELECT webhook_deliveries,role=primary',
-        'operation=SELECT webhook_subscriptions,role=primary',
         'operation=UPDATE webhook_subscriptions,role=primary',
       ]);
       const requests = statements.filter((s) => !worker.includes(s));
