@@ -35,8 +35,8 @@ export class WebhookSender {
   ): Promise<AttemptOutcome> {
     const startedAt = performance.now();
     const latency = () => Math.round(performance.now() - startedAt);
-    // One controller and one timer per attempt: AbortSignal.timeout and AbortSignal.any cost
-    // more than the rest of the attempt's own work (docs/performance.md).
+    // One controller and one timer, not AbortSignal.timeout and .any: docs/performance.md, eighth
+    // session, says what they cost.
     const abort = new AbortController();
     const timer = setTimeout(
       () => abort.abort(new DOMException('timed out', 'TimeoutError')),

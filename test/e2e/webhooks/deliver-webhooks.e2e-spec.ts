@@ -225,4 +225,62 @@ describe.each(ENGINES)('webhook deliveries [%s]', (engine) => {
     // The first event failed once; the other four went on in order, then its retry came.
     expect(receiver.ids).toEqual([order[0], ...order.slice(1), order[0]]);
   });
+
+  it('keeps a delivery row only while an event waits for its retry', async () => {
+    receiver.answer = (_delivery, index) => ({ status: index === 1 ? 500 : 204 });
+    const { id } = await subscribe();
+    for (let i = 0; i < 3; i++) await createPet(t, { name: `p${i}`, categoryId: 1 });
+    const rows = async () =>
+      (
+        await t.dataSource.query(
+          'SELECT subscription_id, event_tx, event_seq, state, attempts, last_status FROM webhook_deliveries',
+        )
+      ).map((row: Record<string, unknown>) => ({
+        subscription: Number(row.subscription_id),
+        event: `${String(row.event_tx)}-${String(row.event_seq)}`,
+        state: row.state,
+        attempts: row.attempts,
+        status: row.last_status,
+      }));
+    await receiver.waitFor(3);
+    await sleep(200);
+    const [, failed] = (await feed(3)).map((event) => event.id);
+    // The two events delivered at the first attempt left no row; the retry is 1 s away.
+    expect(await rows()).toEqual([
+      { subscription: id, event: failed, state: 'pending', attempts: 1, status: 500 },
+    ]);
+    await receiver.waitFor(4);
+    await sleep(200);
+    expect(await rows()).toEqual([]);
+  });
+});
+
+describe.each(ENGINES)('webhook first attempts after a delay [%s]', (engine) => {
+  let t: TestApp;
+  let manager: string;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    t = await startTestApp(engine, { ...ENV, WEBHOOK_RETRY_SCHEDULE: '2s,1s' });
+    manager = (await t.app.get(ApiKeyStore).create('hooks', { scopes: ['webhooks:manage'] })).key;
+    receiver = await WebhookReceiver.start();
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await t?.close();
+  });
+
+  it("sends an event's first attempt the schedule's first delay after its commit", async () => {
+    const created = await t.request('POST', '/v1/webhooks', {
+      key: manager,
+      body: { url: receiver.url },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const committedAt = Date.now();
+    await createPet(t, { name: 'Rex', categoryId: 1 });
+    await sleep(1_000);
+    expect(receiver.received).toHaveLength(0);
+    await receiver.waitFor(1);
+    expect(receiver.received[0].receivedAt - committedAt).toBeGreaterThanOrEqual(2_000);
+  });
 });
