@@ -19,6 +19,7 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   NOT_FOUND: 'No pet with id 42',
   METHOD_NOT_ALLOWED: 'Method DELETE is not allowed here; use GET, HEAD, POST',
   INVALID_TRANSITION: 'Pet 42 is sold: its status can no longer change (asked for available)',
+  WEBHOOK_LIMIT_REACHED: 'The store has 100 webhooks, the most it may have: delete one first',
   GONE: 'This operation was removed; the message names its replacement',
   CURSOR_EXPIRED:
     'Events after this cursor were deleted (older than 30 days); read the feed again without after',
@@ -45,16 +46,17 @@ function describeStatus(status: number): string {
 }
 
 /**
- * The Error body of a status, with one example per code that status can carry; `messages` gives
- * an operation's own example message for a code.
+ * The Error body of a status, with an example per code: every code the status can carry, or, with
+ * `messages`, only the codes they name, each with an operation's own message.
  */
-export function errorContent(status: number, messages: Partial<Record<ErrorCode, string>> = {}) {
+export function errorContent(status: number, messages?: Partial<Record<ErrorCode, string>>) {
+  const codes = messages ? (Object.keys(messages) as ErrorCode[]) : codesOf(status);
   const examples = Object.fromEntries(
-    codesOf(status).map((code) => [
+    codes.map((code) => [
       code,
       {
         summary: ERROR_CODES[code].meaning,
-        value: { code, message: messages[code] ?? EXAMPLE_MESSAGES[code], status },
+        value: { code, message: messages?.[code] ?? EXAMPLE_MESSAGES[code], status },
       },
     ]),
   );

@@ -28,6 +28,11 @@ export const ERROR_CODES = {
     meaning:
       "The status change is not allowed from the pet's current status; the message names both and the allowed targets. Nothing was changed.",
   },
+  WEBHOOK_LIMIT_REACHED: {
+    status: 409,
+    meaning:
+      'The store already has as many webhooks as it may have; the message says how many. Delete one first. Nothing was changed.',
+  },
   GONE: {
     status: 410,
     meaning: 'The operation was removed at its Sunset date; the message names its replacement.',

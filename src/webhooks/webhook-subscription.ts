@@ -1,5 +1,11 @@
 import type { PetEventType } from '../events/pet-event.js';
 
+/**
+ * The most webhooks the store may have: each costs an attempt per event, and its id labels
+ * metric series, which must stay bounded (docs/events.md, "Webhooks").
+ */
+export const MAX_WEBHOOKS = 100;
+
 /** A webhook subscription as stored, without its signing secrets, with its deliveries owed. */
 export interface WebhookSubscription {
   id: number;

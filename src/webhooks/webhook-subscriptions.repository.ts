@@ -47,6 +47,13 @@ function statements(db: SqlRunner) {
       `INSERT INTO webhook_subscriptions (url, event_types, secret, created_at, after_tx, after_seq)
       VALUES (:url, :eventTypes, :secret, :createdAt, :afterTx, :afterSeq) RETURNING id`,
     ),
+    count: db.statement<object>('SELECT COUNT(*) AS count FROM webhook_subscriptions'),
+    // One create at a time counts and inserts: PostgreSQL's SHARE ROW EXCLUSIVE excludes itself
+    // (and writes, briefly); SQLite runs one write transaction at a time already.
+    lockForCreate:
+      db.driver.options.type === 'postgres'
+        ? db.statement<object>('LOCK TABLE webhook_subscriptions IN SHARE ROW EXCLUSIVE MODE')
+        : undefined,
     all: db.statement<object>(`SELECT ${columns} FROM webhook_subscriptions s ORDER BY s.id`),
     byId: db.statement<{ id: number }>(
       `SELECT ${columns} FROM webhook_subscriptions s WHERE s.id = :id`,
@@ -75,20 +82,26 @@ export class WebhookSubscriptionsRepository {
     this.sql = statements(db);
   }
 
-  async create(subscription: NewWebhookSubscription): Promise<number> {
-    const { insert } = this.sql;
-    const [row] = await this.db.write(
-      insert.text,
-      insert.values({
-        url: subscription.url,
-        eventTypes: eventTypesColumn(subscription.eventTypes),
-        secret: subscription.secret,
-        createdAt: subscription.createdAt.toISOString(),
-        afterTx: subscription.after.tx.toString(),
-        afterSeq: subscription.after.seq.toString(),
-      }),
-    );
-    return Number(row.id);
+  /** Creates the subscription, unless there are `max` already; its id, or undefined. */
+  create(subscription: NewWebhookSubscription, max: number): Promise<number | undefined> {
+    const { lockForCreate, count, insert } = this.sql;
+    return this.db.transaction(async (transaction) => {
+      if (lockForCreate) await transaction.query(lockForCreate.text, []);
+      const [counted] = await transaction.query(count.text, []);
+      if (Number(counted.count) >= max) return undefined;
+      const [row] = await transaction.query(
+        insert.text,
+        insert.values({
+          url: subscription.url,
+          eventTypes: eventTypesColumn(subscription.eventTypes),
+          secret: subscription.secret,
+          createdAt: subscription.createdAt.toISOString(),
+          afterTx: subscription.after.tx.toString(),
+          afterSeq: subscription.after.seq.toString(),
+        }),
+      );
+      return Number(row.id);
+    });
   }
 
   /** Every subscription, oldest first. On the primary: a client reads what it just wrote. */

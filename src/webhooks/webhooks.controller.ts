@@ -4,11 +4,12 @@ import {
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiResponse,
   ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
 import { RequireScope } from '../auth/require-scope.decorator.js';
-import { ApiErrorResponses } from '../errors/api-error-responses.js';
+import { ApiErrorResponses, errorContent } from '../errors/api-error-responses.js';
 import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
 import { NewWebhookDto } from './dto/new-webhook.dto.js';
 import { WebhookDto } from './dto/webhook.dto.js';
@@ -16,7 +17,8 @@ import { WEBHOOK_CALLBACKS } from './dto/webhook-delivery.openapi.js';
 import { WEBHOOK_ID_SCHEMA } from './dto/webhook-properties.js';
 import { WebhookWithSecretDto } from './dto/webhook-with-secret.dto.js';
 import { ParseWebhookIdPipe } from './webhook-id.pipe.js';
-import { WebhooksService } from './webhooks.service.js';
+import { MAX_WEBHOOKS } from './webhook-subscription.js';
+import { WEBHOOK_LIMIT_MESSAGE, WebhooksService } from './webhooks.service.js';
 
 const CREATE_WEBHOOK_DESCRIPTION =
   'Subscribes a URL to the changes committed from now on: each event (the PetEvent of listEvents) ' +
@@ -53,6 +55,11 @@ export class WebhooksController {
     headers: RATE_LIMIT_HEADERS,
   })
   @ApiErrorResponses(400, 413, 415)
+  @ApiResponse({
+    status: 409,
+    description: `\`WEBHOOK_LIMIT_REACHED\`: the store has ${MAX_WEBHOOKS} webhooks already. Nothing was changed.`,
+    content: errorContent(409, { WEBHOOK_LIMIT_REACHED: WEBHOOK_LIMIT_MESSAGE }),
+  })
   createWebhook(@Body() webhook: NewWebhookDto): Promise<WebhookWithSecretDto> {
     return this.webhooks.create(webhook);
   }
@@ -62,7 +69,8 @@ export class WebhooksController {
   @ApiOperation({
     operationId: 'listWebhooks',
     summary: 'List the webhooks',
-    description: 'Every webhook of the store, oldest first, with the state of its deliveries.',
+    description:
+      'Every webhook of the store, oldest first, with the state of its deliveries: at most 100, so the list is not paged.',
   })
   @ApiOkResponse({
     description: 'Every webhook, oldest first.',

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { notFound, validationFailed } from '../errors/api-error.js';
+import { ApiError, notFound, validationFailed } from '../errors/api-error.js';
 import { PET_EVENT_TYPES } from '../events/pet-event.js';
 import { PetEventsRepository } from '../events/pet-events.repository.js';
 import { Clock } from '../time/clock.js';
@@ -7,7 +7,7 @@ import type { NewWebhookDto } from './dto/new-webhook.dto.js';
 import type { WebhookDto } from './dto/webhook.dto.js';
 import type { WebhookWithSecretDto } from './dto/webhook-with-secret.dto.js';
 import { newWebhookSecret, PREVIOUS_SECRET_OVERLAP_MS } from './webhook-secret.js';
-import type { WebhookSubscription } from './webhook-subscription.js';
+import { MAX_WEBHOOKS, type WebhookSubscription } from './webhook-subscription.js';
 import { WebhookSubscriptionsRepository } from './webhook-subscriptions.repository.js';
 import { WebhookTargetPolicy } from './webhook-target-policy.js';
 
@@ -24,20 +24,27 @@ export class WebhooksService {
     private readonly clock: Clock,
   ) {}
 
-  /** Creates a subscription owed every matching event committed from now on. */
+  /**
+   * Creates a subscription owed every matching event committed from now on; 409 when the store
+   * has MAX_WEBHOOKS already.
+   */
   async create({ url, events }: NewWebhookDto): Promise<WebhookWithSecretDto> {
     const refusal = this.targets.checkUrl(url);
     if (refusal !== undefined) throw validationFailed(refusal);
     const target = new URL(url);
     const secret = newWebhookSecret();
-    const id = await this.subscriptions.create({
-      url: target.href,
-      // In the order of PET_EVENT_TYPES, so equal filters are stored and shown alike.
-      eventTypes: events ? PET_EVENT_TYPES.filter((type) => events.includes(type)) : null,
-      secret,
-      createdAt: this.clock.now(),
-      after: await this.events.findNewestPositionOnPrimary(),
-    });
+    const id = await this.subscriptions.create(
+      {
+        url: target.href,
+        // In the order of PET_EVENT_TYPES, so equal filters are stored and shown alike.
+        eventTypes: events ? PET_EVENT_TYPES.filter((type) => events.includes(type)) : null,
+        secret,
+        createdAt: this.clock.now(),
+        after: await this.events.findNewestPositionOnPrimary(),
+      },
+      MAX_WEBHOOKS,
+    );
+    if (id === undefined) throw new ApiError('WEBHOOK_LIMIT_REACHED', WEBHOOK_LIMIT_MESSAGE);
     return withSecret(await this.get(id), secret);
   }
 
@@ -66,6 +73,8 @@ export class WebhooksService {
 }
 
 const noSuchWebhook = (id: number) => notFound(`No webhook with id ${id}`);
+
+export const WEBHOOK_LIMIT_MESSAGE = `The store has ${MAX_WEBHOOKS} webhooks, the most it may have: delete one first`;
 
 function toWebhookDto(subscription: WebhookSubscription): WebhookDto {
   return {

@@ -138,6 +138,7 @@ describe('OpenAPI document', () => {
       '201',
       '400',
       ...common.slice(0, 2),
+      '409',
       '413',
       '415',
       ...common.slice(2),
@@ -471,6 +472,23 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('shows each operation only the examples of the codes it sends for a status', () => {
+    const examples = (path: string, method: string, status: string) =>
+      Object.keys(doc.paths[path][method].responses[status].content['application/json'].examples);
+    expect(examples('/pets/{petId}', 'get', '410')).toEqual(['GONE']);
+    expect(examples('/events', 'get', '410')).toEqual(['CURSOR_EXPIRED']);
+    expect(examples('/events/stream', 'get', '410')).toEqual(['CURSOR_EXPIRED']);
+    expect(examples('/webhooks', 'post', '409')).toEqual(['WEBHOOK_LIMIT_REACHED']);
+    expect(
+      doc.paths['/webhooks'].post.responses['409'].content['application/json'].examples
+        .WEBHOOK_LIMIT_REACHED.value,
+    ).toEqual({
+      code: 'WEBHOOK_LIMIT_REACHED',
+      message: 'The store has 100 webhooks, the most it may have: delete one first',
+      status: 409,
+    });
+  });
+
   it('lists every error code as an enum', () => {
     expect(doc.components.schemas.ErrorCode.enum).toEqual([
       'VALIDATION_FAILED',
@@ -480,6 +498,7 @@ describe('OpenAPI document', () => {
       'NOT_FOUND',
       'METHOD_NOT_ALLOWED',
       'INVALID_TRANSITION',
+      'WEBHOOK_LIMIT_REACHED',
       'GONE',
       'CURSOR_EXPIRED',
       'PRECONDITION_FAILED',

@@ -123,7 +123,7 @@ export interface paths {
     };
     /**
      * List the webhooks
-     * @description Every webhook of the store, oldest first, with the state of its deliveries.
+     * @description Every webhook of the store, oldest first, with the state of its deliveries: at most 100, so the list is not paged.
      *
      *     Needs an API key with the scope `webhooks:manage`.
      */
@@ -428,6 +428,7 @@ export interface components {
      *     - `NOT_FOUND` (404): No pet or webhook with that id, or no such route.
      *     - `METHOD_NOT_ALLOWED` (405): The path exists but not with this method; see the Allow header.
      *     - `INVALID_TRANSITION` (409): The status change is not allowed from the pet's current status; the message names both and the allowed targets. Nothing was changed.
+     *     - `WEBHOOK_LIMIT_REACHED` (409): The store already has as many webhooks as it may have; the message says how many. Delete one first. Nothing was changed.
      *     - `GONE` (410): The operation was removed at its Sunset date; the message names its replacement.
      *     - `CURSOR_EXPIRED` (410): The events cursor is older than the retention period (EVENT_RETENTION_DAYS): events after it were deleted. Start again without `after`.
      *     - `PRECONDITION_FAILED` (412): If-Match names no current ETag of the pet: it changed since it was read. Nothing was changed.
@@ -447,6 +448,7 @@ export interface components {
       | 'NOT_FOUND'
       | 'METHOD_NOT_ALLOWED'
       | 'INVALID_TRANSITION'
+      | 'WEBHOOK_LIMIT_REACHED'
       | 'GONE'
       | 'CURSOR_EXPIRED'
       | 'PRECONDITION_FAILED'
@@ -467,6 +469,7 @@ export interface components {
        *     - `NOT_FOUND` (404): No pet or webhook with that id, or no such route.
        *     - `METHOD_NOT_ALLOWED` (405): The path exists but not with this method; see the Allow header.
        *     - `INVALID_TRANSITION` (409): The status change is not allowed from the pet's current status; the message names both and the allowed targets. Nothing was changed.
+       *     - `WEBHOOK_LIMIT_REACHED` (409): The store already has as many webhooks as it may have; the message says how many. Delete one first. Nothing was changed.
        *     - `GONE` (410): The operation was removed at its Sunset date; the message names its replacement.
        *     - `CURSOR_EXPIRED` (410): The events cursor is older than the retention period (EVENT_RETENTION_DAYS): events after it were deleted. Start again without `after`.
        *     - `PRECONDITION_FAILED` (412): If-Match names no current ETag of the pet: it changed since it was read. Nothing was changed.
@@ -1395,6 +1398,15 @@ export interface operations {
       };
       /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `WEBHOOK_LIMIT_REACHED`: the store has 100 webhooks already. Nothing was changed. */
+      409: {
         headers: {
           [name: string]: unknown;
         };

@@ -149,6 +149,44 @@ describe.each(ENGINES)('webhook subscriptions [%s]', (engine) => {
     expect((await as('GET', '/v1/webhooks')).json()).toEqual([]);
   });
 
+  it('refuses a webhook past the 100th with 409 WEBHOOK_LIMIT_REACHED, creating nothing; a deletion makes room', async () => {
+    const ids: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const created = await as('POST', '/v1/webhooks', { url: `https://a.example/${i}` });
+      expect(created.statusCode, created.body).toBe(201);
+      ids.push(created.json().id);
+    }
+    const refused = await as('POST', '/v1/webhooks', { url: 'https://a.example/101' });
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json()).toEqual({
+      code: 'WEBHOOK_LIMIT_REACHED',
+      message: 'The store has 100 webhooks, the most it may have: delete one first',
+      status: 409,
+    });
+    expect((await as('GET', '/v1/webhooks')).json()).toHaveLength(100);
+
+    expect((await as('DELETE', `/v1/webhooks/${ids[0]}`)).statusCode).toBe(204);
+    expect((await as('POST', '/v1/webhooks', { url: 'https://a.example/101' })).statusCode).toBe(
+      201,
+    );
+  });
+
+  it('gives the last places to exactly as many of concurrent creates as there are', async () => {
+    for (let i = 0; i < 95; i++)
+      expect((await as('POST', '/v1/webhooks', { url: `https://a.example/${i}` })).statusCode).toBe(
+        201,
+      );
+    const statuses = await Promise.all(
+      Array.from({ length: 10 }, async (_, i) => {
+        const response = await as('POST', '/v1/webhooks', { url: `https://b.example/${i}` });
+        return response.statusCode;
+      }),
+    );
+    expect(statuses.filter((status) => status === 201)).toHaveLength(5);
+    expect(statuses.filter((status) => status === 409)).toHaveLength(5);
+    expect((await as('GET', '/v1/webhooks')).json()).toHaveLength(100);
+  });
+
   it.each([
     [{}, 'url is required'],
     [{ url: 'ftp://a.example/' }, URL_MESSAGE],
