@@ -6,6 +6,7 @@ import {
   INTERNAL_ERROR_MESSAGE,
   INVALID_API_KEY_MESSAGE,
   NOT_JSON_MESSAGE,
+  webhookLimitMessage,
 } from './api-error.js';
 import { ERROR_CODE_NAMES, ERROR_CODES, type ErrorCode } from './error-codes.js';
 import { ErrorDto } from './error.dto.js';
@@ -19,7 +20,7 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   NOT_FOUND: 'No pet with id 42',
   METHOD_NOT_ALLOWED: 'Method DELETE is not allowed here; use GET, HEAD, POST',
   INVALID_TRANSITION: 'Pet 42 is sold: its status can no longer change (asked for available)',
-  WEBHOOK_LIMIT_REACHED: 'The store has 100 webhooks, the most it may have: delete one first',
+  WEBHOOK_LIMIT_REACHED: webhookLimitMessage(100),
   GONE: 'This operation was removed; the message names its replacement',
   CURSOR_EXPIRED:
     'Events after this cursor were deleted (older than 30 days); read the feed again without after',

@@ -43,6 +43,12 @@ export const unauthorized = (message: string): ApiError =>
 
 export const notFound = (message: string): ApiError => new ApiError('NOT_FOUND', message);
 
+export const webhookLimitMessage = (max: number): string =>
+  `The store has ${max} webhooks, the most it may have: delete one first`;
+
+export const webhookLimitReached = (max: number): ApiError =>
+  new ApiError('WEBHOOK_LIMIT_REACHED', webhookLimitMessage(max));
+
 export const notJson = (): ApiError => new ApiError('UNSUPPORTED_MEDIA_TYPE', NOT_JSON_MESSAGE);
 
 /** The 415 of a route that takes more than JSON: it names each type, and `headers` go along. */

@@ -93,7 +93,8 @@ function statements(db: SqlRunner) {
   const order = eventOrder(db);
   const due = `EXISTS (SELECT 1 FROM webhook_deliveries d
     WHERE d.subscription_id = s.id AND d.state = 'pending' AND d.next_attempt_at <= :now)`;
-  const unsent = `EXISTS (SELECT 1 FROM ${unsentEvents(db, false)})`;
+  const unsent = `EXISTS (SELECT 1 FROM ${unsentEvents(db, false)}
+    AND e.occurred_at <= :firstDueBy)`;
   return {
     // Read at each scrape (webhook-metrics.ts), per subscription: its pending deliveries, counted
     // in its range of the primary key, and the events of its types after its cursor; and the
@@ -111,13 +112,22 @@ function statements(db: SqlRunner) {
           ORDER BY ${order.ascending} LIMIT 1) AS oldest_unsent_at
       FROM webhook_subscriptions s ORDER BY s.id`,
     ),
-    claim: db.statement<{ now: string; leasedUntil: string; owner: string; limit: number }>(
+    // The webhooks let go longest ago first (never leased: first of all), so none waits behind
+    // others that always have work; a released lease keeps its end as the time it was let go.
+    claim: db.statement<{
+      now: string;
+      firstDueBy: string;
+      leasedUntil: string;
+      owner: string;
+      limit: number;
+    }>(
       `UPDATE webhook_subscriptions SET leased_until = :leasedUntil, lease_owner = :owner
       WHERE id IN (
         SELECT s.id FROM webhook_subscriptions s
         WHERE s.disabled_at IS NULL AND (s.leased_until IS NULL OR s.leased_until <= :now)
           AND (${unsent} OR ${due})
-        ORDER BY s.id LIMIT :limit${db.rowLockSkippingLocked}
+        ORDER BY s.leased_until IS NOT NULL, s.leased_until, s.id
+        LIMIT :limit${db.rowLockSkippingLocked}
       ) AND (leased_until IS NULL OR leased_until <= :now)
       RETURNING id`,
     ),
@@ -130,8 +140,8 @@ function statements(db: SqlRunner) {
       `SELECT ${LEASED_COLUMNS} FROM webhook_subscriptions
       WHERE id = :id AND lease_owner = :owner AND disabled_at IS NULL`,
     ),
-    releaseLease: db.statement<{ id: number; owner: string }>(
-      `UPDATE webhook_subscriptions SET leased_until = NULL, lease_owner = NULL
+    releaseLease: db.statement<{ id: number; owner: string; now: string }>(
+      `UPDATE webhook_subscriptions SET leased_until = :now, lease_owner = NULL
       WHERE id = :id AND lease_owner = :owner`,
     ),
     due: db.statement<{ id: number; now: string; limit: number }>(
@@ -221,15 +231,22 @@ export class WebhookDeliveriesRepository {
   }
 
   /**
-   * Leases up to `limit` subscriptions that nobody holds and that have events after their cursor
-   * or failed deliveries due, until `until`; their ids.
+   * Leases up to `limit` subscriptions that nobody holds and that have failed deliveries due or
+   * events after their cursor committed by `firstDueBy`, until `until`; their ids.
    */
-  async claimDue(now: Date, until: Date, owner: string, limit: number): Promise<number[]> {
+  async claimDue(
+    now: Date,
+    firstDueBy: Date,
+    until: Date,
+    owner: string,
+    limit: number,
+  ): Promise<number[]> {
     const { claim } = this.sql;
     const rows = await this.db.write(
       claim.text,
       claim.values({
         now: now.toISOString(),
+        firstDueBy: firstDueBy.toISOString(),
         leasedUntil: until.toISOString(),
         owner,
         limit,
@@ -262,9 +279,13 @@ export class WebhookDeliveriesRepository {
     return row && toLeased(row);
   }
 
-  async releaseLease(id: number, owner: string): Promise<void> {
+  /** Lets the lease go at `now`. */
+  async releaseLease(id: number, owner: string, now: Date): Promise<void> {
     const { releaseLease } = this.sql;
-    await this.db.write(releaseLease.text, releaseLease.values({ id, owner }));
+    await this.db.write(
+      releaseLease.text,
+      releaseLease.values({ id, owner, now: now.toISOString() }),
+    );
   }
 
   /** The subscription's failed deliveries due again at `now`, in event order. */

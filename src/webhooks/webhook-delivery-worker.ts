@@ -135,7 +135,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     if (free <= 0 || this.stopping) return;
     const now = this.clock.now();
     const leasedUntil = this.leaseEnd(now);
-    const claimed = await this.deliveries.claimDue(now, leasedUntil, this.owner, free);
+    const firstDueBy = this.firstAttemptsDueBy(now);
+    const claimed = await this.deliveries.claimDue(now, firstDueBy, leasedUntil, this.owner, free);
     for (const id of claimed) {
       // The lease is released before this settles: a later pass may have claimed it again.
       const sending: Promise<void> = this.sendDue(id, leasedUntil).finally(() => {
@@ -167,7 +168,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       this.logger.warn(`webhook ${id}: deliveries not sent: ${(error as Error).message}`);
     } finally {
       await this.record(id, sending).catch(() => {});
-      await this.deliveries.releaseLease(id, this.owner).catch(() => {});
+      await this.deliveries.releaseLease(id, this.owner, this.clock.now()).catch(() => {});
     }
   }
 
@@ -176,12 +177,12 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
    * first attempt is due: the schedule's first delay after their commit (none by default).
    */
   private async findWork(leased: LeasedSubscription): Promise<BatchWork> {
-    const now = this.clock.now().getTime();
-    const due = await this.deliveries.findDue(leased.id, new Date(now), BATCH);
+    const now = this.clock.now();
+    const due = await this.deliveries.findDue(leased.id, now, BATCH);
     const events = await this.events.findAllAt(due.map((delivery) => delivery.event));
     const page = await this.events.findPageOnPrimary(leased.after, BATCH);
-    const firstDueBy = now - this.config.webhookRetryScheduleMs[0];
-    const notDue = page.findIndex((event) => event.occurredAt.getTime() > firstDueBy);
+    const firstDueBy = this.firstAttemptsDueBy(now);
+    const notDue = page.findIndex((event) => event.occurredAt > firstDueBy);
     return {
       due,
       eventAt: new Map(events.map((event) => [eventIdOf(event), event])),
@@ -359,6 +360,14 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       status: outcome.status ?? null,
       error: outcome.errorClass ?? null,
     };
+  }
+
+  /**
+   * The latest commit time of an event whose first attempt is due at `now`: the schedule's first
+   * delay earlier, without jitter (docs/events.md, "How deliveries are owed and sent").
+   */
+  private firstAttemptsDueBy(now: Date): Date {
+    return new Date(now.getTime() - this.config.webhookRetryScheduleMs[0]);
   }
 
   private leaseEnd(now: Date): Date {

@@ -52,7 +52,7 @@ export class WebhookMetrics {
     const backlog = () => this.backlogOfThisScrape(metrics);
     new Gauge({
       name: 'animal_store_webhook_deliveries_owed',
-      help: 'Webhook deliveries recorded and not yet sent nor given up, by enabled subscription id; read from the database at each scrape, the same on every instance.',
+      help: 'Webhook deliveries not yet made nor given up (events after the cursor, failed deliveries awaiting a retry), by enabled subscription id; read from the database at each scrape, the same on every instance.',
       labelNames: ['subscription_id'] as const,
       registers: [metrics.registry],
       async collect() {

@@ -35,8 +35,8 @@ export class WebhookSender {
   ): Promise<AttemptOutcome> {
     const startedAt = performance.now();
     const latency = () => Math.round(performance.now() - startedAt);
-    // One controller and one timer, not AbortSignal.timeout and .any: docs/performance.md, eighth
-    // session, says what they cost.
+    // One controller and one timer: AbortSignal.timeout and AbortSignal.any make a timer, signals
+    // and weak references per attempt, a tenth of a delivery's CPU (docs/performance.md).
     const abort = new AbortController();
     const timer = setTimeout(
       () => abort.abort(new DOMException('timed out', 'TimeoutError')),

@@ -33,6 +33,9 @@ function subscriptionColumns(db: SqlRunner): string {
     WHERE d.subscription_id = s.id AND d.state = 'given_up') AS given_up_deliveries`;
 }
 
+/** Any 64-bit constant shared by every replica: serialises webhook creates across processes. */
+const CREATE_LOCK_ID = 7_413_202_612;
+
 function statements(db: SqlRunner) {
   const columns = subscriptionColumns(db);
   return {
@@ -48,11 +51,12 @@ function statements(db: SqlRunner) {
       VALUES (:url, :eventTypes, :secret, :createdAt, :afterTx, :afterSeq) RETURNING id`,
     ),
     count: db.statement<object>('SELECT COUNT(*) AS count FROM webhook_subscriptions'),
-    // One create at a time counts and inserts: PostgreSQL's SHARE ROW EXCLUSIVE excludes itself
-    // (and writes, briefly); SQLite runs one write transaction at a time already.
+    // One create at a time counts and inserts: on PostgreSQL under a transaction-level advisory
+    // lock, which leaves the delivery worker's writes alone; SQLite runs one write transaction at
+    // a time already.
     lockForCreate:
       db.driver.options.type === 'postgres'
-        ? db.statement<object>('LOCK TABLE webhook_subscriptions IN SHARE ROW EXCLUSIVE MODE')
+        ? db.statement<object>(`SELECT pg_advisory_xact_lock(${CREATE_LOCK_ID})`)
         : undefined,
     all: db.statement<object>(`SELECT ${columns} FROM webhook_subscriptions s ORDER BY s.id`),
     byId: db.statement<{ id: number }>(

@@ -9,6 +9,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { RequireScope } from '../auth/require-scope.decorator.js';
+import { webhookLimitMessage } from '../errors/api-error.js';
 import { ApiErrorResponses, errorContent } from '../errors/api-error-responses.js';
 import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
 import { NewWebhookDto } from './dto/new-webhook.dto.js';
@@ -18,7 +19,7 @@ import { WEBHOOK_ID_SCHEMA } from './dto/webhook-properties.js';
 import { WebhookWithSecretDto } from './dto/webhook-with-secret.dto.js';
 import { ParseWebhookIdPipe } from './webhook-id.pipe.js';
 import { MAX_WEBHOOKS } from './webhook-subscription.js';
-import { WEBHOOK_LIMIT_MESSAGE, WebhooksService } from './webhooks.service.js';
+import { WebhooksService } from './webhooks.service.js';
 
 const CREATE_WEBHOOK_DESCRIPTION =
   'Subscribes a URL to the changes committed from now on: each event (the PetEvent of listEvents) ' +
@@ -58,7 +59,7 @@ export class WebhooksController {
   @ApiResponse({
     status: 409,
     description: `\`WEBHOOK_LIMIT_REACHED\`: the store has ${MAX_WEBHOOKS} webhooks already. Nothing was changed.`,
-    content: errorContent(409, { WEBHOOK_LIMIT_REACHED: WEBHOOK_LIMIT_MESSAGE }),
+    content: errorContent(409, { WEBHOOK_LIMIT_REACHED: webhookLimitMessage(MAX_WEBHOOKS) }),
   })
   createWebhook(@Body() webhook: NewWebhookDto): Promise<WebhookWithSecretDto> {
     return this.webhooks.create(webhook);
@@ -69,8 +70,7 @@ export class WebhooksController {
   @ApiOperation({
     operationId: 'listWebhooks',
     summary: 'List the webhooks',
-    description:
-      'Every webhook of the store, oldest first, with the state of its deliveries: at most 100, so the list is not paged.',
+    description: `Every webhook of the store, oldest first, with the state of its deliveries: at most ${MAX_WEBHOOKS}, so the list is not paged.`,
   })
   @ApiOkResponse({
     description: 'Every webhook, oldest first.',

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError, notFound, validationFailed } from '../errors/api-error.js';
+import { notFound, validationFailed, webhookLimitReached } from '../errors/api-error.js';
 import { PET_EVENT_TYPES } from '../events/pet-event.js';
 import { PetEventsRepository } from '../events/pet-events.repository.js';
 import { Clock } from '../time/clock.js';
@@ -44,7 +44,7 @@ export class WebhooksService {
       },
       MAX_WEBHOOKS,
     );
-    if (id === undefined) throw new ApiError('WEBHOOK_LIMIT_REACHED', WEBHOOK_LIMIT_MESSAGE);
+    if (id === undefined) throw webhookLimitReached(MAX_WEBHOOKS);
     return withSecret(await this.get(id), secret);
   }
 
@@ -73,8 +73,6 @@ export class WebhooksService {
 }
 
 const noSuchWebhook = (id: number) => notFound(`No webhook with id ${id}`);
-
-export const WEBHOOK_LIMIT_MESSAGE = `The store has ${MAX_WEBHOOKS} webhooks, the most it may have: delete one first`;
 
 function toWebhookDto(subscription: WebhookSubscription): WebhookDto {
   return {

@@ -226,6 +226,23 @@ describe.each(ENGINES)('webhook deliveries [%s]', (engine) => {
     expect(receiver.ids).toEqual([order[0], ...order.slice(1), order[0]]);
   });
 
+  it('gives every webhook its turn while commits keep coming, past the 8 an instance sends for at once', async () => {
+    const receivers = await Promise.all(Array.from({ length: 12 }, () => WebhookReceiver.start()));
+    try {
+      for (const { url } of receivers) {
+        const created = await t.request('POST', '/v1/webhooks', { key: manager, body: { url } });
+        expect(created.statusCode, created.body).toBe(201);
+      }
+      for (let i = 0; i < 30; i++) {
+        await createPet(t, { name: `p${i}`, categoryId: 1 });
+        await sleep(20);
+      }
+      expect(receivers.map((each) => each.received.length > 0)).toEqual(Array(12).fill(true));
+    } finally {
+      await Promise.all(receivers.map((each) => each.close()));
+    }
+  });
+
   it('keeps a delivery row only while an event waits for its retry', async () => {
     receiver.answer = (_delivery, index) => ({ status: index === 1 ? 500 : 204 });
     const { id } = await subscribe();
