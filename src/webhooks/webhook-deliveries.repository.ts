@@ -150,9 +150,14 @@ function statements(db: SqlRunner) {
       ORDER BY d.event_tx, d.event_seq LIMIT :limit`,
     ),
     // Moves the cursor only from where the batch read it, while the lease is still this
-    // instance's: a batch sent by an instance whose lease ran out records nothing.
-    advanceCursor: db.statement<{ id: number; owner: string } & CursorMove>(
-      `UPDATE webhook_subscriptions SET after_tx = :toTx, after_seq = :toSeq
+    // instance's (a batch sent by an instance whose lease ran out records nothing), and notes the
+    // latest success and failure; COALESCE keeps what the batch did not change, and each
+    // parameter takes its column's type.
+    recordProgress: db.statement<{ id: number; owner: string } & CursorMove & Outcome>(
+      `UPDATE webhook_subscriptions SET after_tx = :toTx, after_seq = :toSeq,
+        last_success_at = COALESCE(:successAt, last_success_at),
+        last_failure_at = COALESCE(:failureAt, last_failure_at),
+        last_failure_reason = COALESCE(:reason, last_failure_reason)
       WHERE id = :id AND lease_owner = :owner AND after_tx = :fromTx AND after_seq = :fromSeq
         AND disabled_at IS NULL
       RETURNING id`,
@@ -168,18 +173,6 @@ function statements(db: SqlRunner) {
       `UPDATE webhook_deliveries SET state = 'given_up', attempts = :attempts,
       last_attempt_at = :now, last_status = :status, last_error = :error WHERE ${DELIVERY}`,
     ),
-    // COALESCE keeps what the batch did not change; each parameter's type is its column's.
-    outcome: db.statement<{
-      id: number;
-      successAt: string | null;
-      failureAt: string | null;
-      reason: string | null;
-    }>(
-      `UPDATE webhook_subscriptions SET last_success_at = COALESCE(:successAt, last_success_at),
-      last_failure_at = COALESCE(:failureAt, last_failure_at),
-      last_failure_reason = COALESCE(:reason, last_failure_reason)
-      WHERE id = :id`,
-    ),
     disable: db.statement<{ id: number; now: string; reason: string }>(
       `UPDATE webhook_subscriptions SET disabled_at = :now, disabled_reason = :reason,
       last_failure_at = :now, last_failure_reason = :reason, leased_until = NULL, lease_owner = NULL
@@ -189,6 +182,8 @@ function statements(db: SqlRunner) {
 }
 
 type CursorMove = Record<'fromTx' | 'fromSeq' | 'toTx' | 'toSeq', string>;
+
+type Outcome = Record<'successAt' | 'failureAt' | 'reason', string | null>;
 
 interface AttemptParameters {
   attempts: number;
@@ -299,33 +294,26 @@ export class WebhookDeliveriesRepository {
   }
 
   /**
-   * Records `batch` in one transaction (DeliveryBatch), as `owner` of the lease; false, and
+   * Records `batch` (DeliveryBatch), as `owner` of the lease: in one statement when every
+   * attempt was a first one and succeeded, the common case, else in one transaction. False, and
    * nothing recorded, when the cursor is no longer where the batch read it or the lease is no
    * longer `owner`'s.
    */
-  recordBatch(id: number, owner: string, batch: DeliveryBatch, now: Date): Promise<boolean> {
+  async recordBatch(id: number, owner: string, batch: DeliveryBatch, now: Date): Promise<boolean> {
+    const { firstFailures, retriesSucceeded, retriesFailed } = batch;
+    if (firstFailures.length + retriesSucceeded.length + retriesFailed.length === 0)
+      return (await this.db.write(...this.progress(id, owner, batch))).length > 0;
     return this.db.transaction(async (transaction) => {
-      if (!(await this.advanceCursor(transaction, id, owner, batch))) return false;
-      await this.insertFirstFailures(transaction, id, batch.firstFailures, now);
-      const { deleteDelivery, outcome } = this.sql;
-      for (const event of batch.retriesSucceeded)
+      const moved = await transaction.query(...this.progress(id, owner, batch));
+      if (moved.length === 0) return false;
+      await this.insertFirstFailures(transaction, id, firstFailures, now);
+      const { deleteDelivery } = this.sql;
+      for (const event of retriesSucceeded)
         await transaction.query(
           deleteDelivery.text,
           deleteDelivery.values({ id, ...parameters(event) }),
         );
-      for (const failed of batch.retriesFailed)
-        await this.recordRetry(transaction, id, failed, now);
-      const { lastSuccessAt, lastFailure } = batch;
-      if (lastSuccessAt || lastFailure)
-        await transaction.query(
-          outcome.text,
-          outcome.values({
-            id,
-            successAt: lastSuccessAt?.toISOString() ?? null,
-            failureAt: lastFailure?.at.toISOString() ?? null,
-            reason: lastFailure?.reason ?? null,
-          }),
-        );
+      for (const failed of retriesFailed) await this.recordRetry(transaction, id, failed, now);
       return true;
     });
   }
@@ -336,20 +324,28 @@ export class WebhookDeliveriesRepository {
     await this.db.write(disable.text, disable.values({ id, reason, now: now.toISOString() }));
   }
 
-  /** Moves the cursor (or, when it stays, checks the lease): whether the batch may be recorded. */
-  private async advanceCursor(
-    transaction: SqlTransaction,
+  /** The statement that moves the cursor (or, when it stays, checks the lease) and notes outcomes. */
+  private progress(
     id: number,
     owner: string,
-    { from, to }: DeliveryBatch,
-  ): Promise<boolean> {
-    const { advanceCursor } = this.sql;
+    { from, to, lastSuccessAt, lastFailure }: DeliveryBatch,
+  ): [string, unknown[]] {
+    const { recordProgress } = this.sql;
     const [fromTx, fromSeq, toTx, toSeq] = [from.tx, from.seq, to.tx, to.seq].map(String);
-    const moved = await transaction.query(
-      advanceCursor.text,
-      advanceCursor.values({ id, owner, fromTx, fromSeq, toTx, toSeq }),
-    );
-    return moved.length > 0;
+    return [
+      recordProgress.text,
+      recordProgress.values({
+        id,
+        owner,
+        fromTx,
+        fromSeq,
+        toTx,
+        toSeq,
+        successAt: lastSuccessAt?.toISOString() ?? null,
+        failureAt: lastFailure?.at.toISOString() ?? null,
+        reason: lastFailure?.reason ?? null,
+      }),
+    ];
   }
 
   private async insertFirstFailures(
