@@ -39,10 +39,9 @@ export interface FailedAttempt {
 }
 
 /**
- * What a batch of attempts for one subscription came to, recorded in one transaction: the cursor
- * moved from `from` to `to` past the new events attempted (or skipped by the filter), the first
- * failures of new events, the outcomes of retries, and the subscription's latest success and
- * failure.
+ * What a batch of attempts for one subscription came to, recorded at once: the cursor moved
+ * from `from` to `to` past the new events attempted (or skipped by the filter), the first failures
+ * of new events, the outcomes of retries, and the subscription's latest success and failure.
  */
 export interface DeliveryBatch {
   from: EventPosition;

@@ -33,7 +33,7 @@ const POLL_MS = 1_000;
 const MIN_PASS_INTERVAL_MS = 50;
 /**
  * New events and failed deliveries due, each, attempted per batch for one subscription; a batch is
- * recorded in one transaction, so a crash sends at most a batch again.
+ * recorded at once, so a crash sends at most a batch again.
  */
 const BATCH = 20;
 /** Subscriptions this instance sends for at once: a slow receiver holds up only its own. */
@@ -50,9 +50,9 @@ const SHUTDOWN_WAIT_MS = 5_000;
  * Sends the webhooks (docs/events.md, "How deliveries are owed and sent"), in every instance. A
  * pass leases subscriptions with events after their cursor or failed deliveries due, and sends
  * each one's in event order, one at a time, in batches: first the failed deliveries due again,
- * then the new events after the cursor. Each batch is recorded in one transaction: the cursor
- * moved past the new events, a row for each delivery that failed, retries' outcomes. The lease
- * is checked before every batch and always outlasts the attempt under way, so two instances never
+ * then the new events after the cursor. Each batch is recorded at once (one statement or one
+ * transaction): the cursor moved past the new events, a row for each delivery that failed,
+ * retries' outcomes. The lease is checked before every batch and always outlasts the attempt under way, so two instances never
  * send for one subscription at once. Commits in this process, commits anywhere
  * (ChangeNotifications) and a timer wake it; everything it knows is in the database.
  */
@@ -285,8 +285,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       return 'stop';
     }
     const failed = this.fail(delivery, outcome, failureReason(outcome, this.config), batch);
-    const timedOut = outcome.errorClass === 'timeout' ? 'timeout' : 'failed';
-    this.metrics.attempted(id, failed.nextAttemptAt ? timedOut : 'gave_up', outcome.latencyMs);
+    const retried = outcome.errorClass === 'timeout' ? 'timeout' : 'failed';
+    this.metrics.attempted(id, failed.nextAttemptAt ? retried : 'gave_up', outcome.latencyMs);
     return failed;
   }
 
