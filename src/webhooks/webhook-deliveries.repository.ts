@@ -65,16 +65,17 @@ export interface SubscriptionBacklog {
   oldestOwedAt: Date | null;
 }
 
-interface Position {
-  tx: string;
-  seq: string;
-}
-
 const LEASED_COLUMNS = `id, url, secret, previous_secret, previous_secret_expires_at, event_types,
   after_tx, after_seq`;
-const DELIVERY = 'subscription_id = :id AND event_tx = :tx AND event_seq = :seq';
 const FAILED_COLUMNS = `subscription_id, event_tx, event_seq, state, attempts, next_attempt_at,
   last_attempt_at, last_status, last_error`;
+/** How a retry's outcome updates its delivery's row; a given-up one keeps when it was due. */
+const RETRIED = `ON CONFLICT (subscription_id, event_tx, event_seq) DO UPDATE SET
+  state = excluded.state, attempts = excluded.attempts,
+  next_attempt_at = CASE WHEN excluded.state = 'given_up'
+    THEN webhook_deliveries.next_attempt_at ELSE excluded.next_attempt_at END,
+  last_attempt_at = excluded.last_attempt_at, last_status = excluded.last_status,
+  last_error = excluded.last_error`;
 
 /**
  * SQL over the events a subscription `s` has not been sent yet: committed, after its cursor, and,
@@ -161,17 +162,6 @@ function statements(db: SqlRunner) {
         AND disabled_at IS NULL
       RETURNING id`,
     ),
-    deleteDelivery: db.statement<{ id: number } & Position>(
-      `DELETE FROM webhook_deliveries WHERE ${DELIVERY}`,
-    ),
-    retryLater: db.statement<{ id: number } & Position & AttemptParameters>(
-      `UPDATE webhook_deliveries SET attempts = :attempts, next_attempt_at = :nextAttemptAt,
-      last_attempt_at = :now, last_status = :status, last_error = :error WHERE ${DELIVERY}`,
-    ),
-    giveUp: db.statement<{ id: number } & Position & Omit<AttemptParameters, 'nextAttemptAt'>>(
-      `UPDATE webhook_deliveries SET state = 'given_up', attempts = :attempts,
-      last_attempt_at = :now, last_status = :status, last_error = :error WHERE ${DELIVERY}`,
-    ),
     disable: db.statement<{ id: number; now: string; reason: string }>(
       `UPDATE webhook_subscriptions SET disabled_at = :now, disabled_reason = :reason,
       last_failure_at = :now, last_failure_reason = :reason, leased_until = NULL, lease_owner = NULL
@@ -184,14 +174,6 @@ type CursorMove = Record<'fromTx' | 'fromSeq' | 'toTx' | 'toSeq', string>;
 
 type Outcome = Record<'successAt' | 'failureAt' | 'reason', string | null>;
 
-interface AttemptParameters {
-  attempts: number;
-  nextAttemptAt: string;
-  now: string;
-  status: number | null;
-  error: string | null;
-}
-
 /**
  * The delivery worker's SQL (docs/events.md, "How deliveries are owed and sent"): subscription
  * cursors and leases, and `webhook_deliveries`, the deliveries that failed and are retried or
@@ -201,8 +183,8 @@ interface AttemptParameters {
 export class WebhookDeliveriesRepository {
   private readonly sql: ReturnType<typeof statements>;
 
-  /** The INSERT of n first failures, by n: one statement per batch. */
-  private readonly insertFailed = new Map<number, Statement<Record<string, unknown>>>();
+  /** The statements that record n failed attempts, or delete n deliveries, by kind and n. */
+  private readonly batchStatements = new Map<string, Statement<Record<string, unknown>>>();
 
   constructor(private readonly db: SqlRunner) {
     this.sql = statements(db);
@@ -305,14 +287,9 @@ export class WebhookDeliveriesRepository {
     return this.db.transaction(async (transaction) => {
       const moved = await transaction.query(...this.progress(id, owner, batch));
       if (moved.length === 0) return false;
-      await this.insertFirstFailures(transaction, id, firstFailures, now);
-      const { deleteDelivery } = this.sql;
-      for (const event of retriesSucceeded)
-        await transaction.query(
-          deleteDelivery.text,
-          deleteDelivery.values({ id, ...parameters(event) }),
-        );
-      for (const failed of retriesFailed) await this.recordRetry(transaction, id, failed, now);
+      await this.recordFailures(transaction, 'first', id, firstFailures, now);
+      await this.recordFailures(transaction, 'retry', id, retriesFailed, now);
+      await this.deleteDelivered(transaction, id, retriesSucceeded);
       return true;
     });
   }
@@ -347,65 +324,78 @@ export class WebhookDeliveriesRepository {
     ];
   }
 
-  private async insertFirstFailures(
+  /**
+   * One statement for all the batch's failed attempts of a kind: a first failure adds its
+   * delivery's row (none exists: the cursor moves with it), a retry's updates the row it was
+   * read from. A given-up delivery keeps the time it was last due.
+   */
+  private async recordFailures(
     transaction: SqlTransaction,
+    kind: 'first' | 'retry',
     id: number,
     failures: FailedAttempt[],
     now: Date,
   ): Promise<void> {
     if (failures.length === 0) return;
-    const insert = this.insertFailedStatement(failures.length);
     const values: Record<string, unknown> = { id, now: now.toISOString() };
     failures.forEach((failure, i) => {
       values[`tx${i}`] = failure.event.tx.toString();
       values[`seq${i}`] = failure.event.seq.toString();
       values[`state${i}`] = failure.nextAttemptAt ? 'pending' : 'given_up';
       values[`attempts${i}`] = failure.attempts;
-      // A given-up delivery keeps the time it was last due, as a retried one does.
       values[`next${i}`] = (failure.nextAttemptAt ?? now).toISOString();
       values[`status${i}`] = failure.status;
       values[`error${i}`] = failure.error;
     });
-    await transaction.query(insert.text, insert.values(values));
-  }
-
-  private insertFailedStatement(count: number): Statement<Record<string, unknown>> {
-    let statement = this.insertFailed.get(count);
-    if (!statement) {
+    const statement = this.batchStatement(kind, failures.length, (count) => {
       const rows = Array.from(
         { length: count },
         (_, i) =>
           `(:id, :tx${i}, :seq${i}, :state${i}, :attempts${i}, :next${i}, :now, :status${i}, :error${i})`,
       ).join(', ');
-      statement = this.db.statement<Record<string, unknown>>(
-        `INSERT INTO webhook_deliveries (${FAILED_COLUMNS}) VALUES ${rows} ON CONFLICT DO NOTHING`,
-      );
-      this.insertFailed.set(count, statement);
+      return `INSERT INTO webhook_deliveries (${FAILED_COLUMNS}) VALUES ${rows} ${
+        kind === 'first' ? 'ON CONFLICT DO NOTHING' : RETRIED
+      }`;
+    });
+    await transaction.query(statement.text, statement.values(values));
+  }
+
+  /** Deletes the rows of the retried deliveries that succeeded: one statement. */
+  private async deleteDelivered(
+    transaction: SqlTransaction,
+    id: number,
+    delivered: EventPosition[],
+  ): Promise<void> {
+    if (delivered.length === 0) return;
+    const values: Record<string, unknown> = { id };
+    delivered.forEach(({ tx, seq }, i) => {
+      values[`tx${i}`] = tx.toString();
+      values[`seq${i}`] = seq.toString();
+    });
+    const statement = this.batchStatement('delete', delivered.length, (count) => {
+      const positions = Array.from(
+        { length: count },
+        (_, i) => `(event_tx = :tx${i} AND event_seq = :seq${i})`,
+      ).join(' OR ');
+      return `DELETE FROM webhook_deliveries WHERE subscription_id = :id AND (${positions})`;
+    });
+    await transaction.query(statement.text, statement.values(values));
+  }
+
+  /** The statement of `kind` for `count` rows, written by `sql` once and kept. */
+  private batchStatement(
+    kind: string,
+    count: number,
+    sql: (count: number) => string,
+  ): Statement<Record<string, unknown>> {
+    const key = `${kind} ${count}`;
+    let statement = this.batchStatements.get(key);
+    if (!statement) {
+      statement = this.db.statement<Record<string, unknown>>(sql(count));
+      this.batchStatements.set(key, statement);
     }
     return statement;
   }
-
-  private async recordRetry(
-    transaction: SqlTransaction,
-    id: number,
-    { event, attempts, nextAttemptAt, status, error }: FailedAttempt,
-    now: Date,
-  ): Promise<void> {
-    const { retryLater, giveUp } = this.sql;
-    const common = { id, ...parameters(event), attempts, now: now.toISOString(), status, error };
-    if (nextAttemptAt === undefined) {
-      await transaction.query(giveUp.text, giveUp.values(common));
-      return;
-    }
-    await transaction.query(
-      retryLater.text,
-      retryLater.values({ ...common, nextAttemptAt: nextAttemptAt.toISOString() }),
-    );
-  }
-}
-
-function parameters({ tx, seq }: EventPosition): Position {
-  return { tx: tx.toString(), seq: seq.toString() };
 }
 
 /** PostgreSQL returns bigint as text, SQLite as a number: both as exact bigints here. */

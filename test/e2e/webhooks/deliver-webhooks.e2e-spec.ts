@@ -270,6 +270,43 @@ describe.each(ENGINES)('webhook deliveries [%s]', (engine) => {
     await sleep(200);
     expect(await rows()).toEqual([]);
   });
+
+  it('records the retries of a batch together: delivered ones lose their row, the others are updated', async () => {
+    const pets: number[] = [];
+    const attempts = new Map<number, number>();
+    // Per pet p0…p3: every first attempt fails; the second succeeds for p0 and p1; the third
+    // succeeds for p2; p3 fails all three and is given up.
+    const succeedsAt = [2, 2, 3, Infinity];
+    receiver.answer = (delivery) => {
+      const pet = pets.indexOf(JSON.parse(delivery.body).data.pet.id);
+      const attempt = (attempts.get(pet) ?? 0) + 1;
+      attempts.set(pet, attempt);
+      return { status: attempt >= succeedsAt[pet] ? 204 : 500 };
+    };
+    const { id } = await subscribe();
+    for (let i = 0; i < 4; i++)
+      pets.push((await createPet(t, { name: `p${i}`, categoryId: 1 })).id);
+    await receiver.waitFor(10);
+    await sleep(300);
+
+    expect(receiver.received).toHaveLength(10);
+    expect([...attempts.entries()].sort()).toEqual([
+      [0, 2],
+      [1, 2],
+      [2, 3],
+      [3, 3],
+    ]);
+    const rows = await t.dataSource.query(
+      `SELECT event_seq, state, attempts, last_status, next_attempt_at, last_attempt_at
+      FROM webhook_deliveries WHERE subscription_id = ${id}`,
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ state: 'given_up', attempts: 3, last_status: 500 });
+    // Given up, it keeps the time its last attempt was due, not the attempt's own.
+    const dueAt = new Date(rows[0].next_attempt_at).getTime();
+    expect(dueAt).toBeLessThan(new Date(rows[0].last_attempt_at).getTime());
+    expect(await webhook(id)).toMatchObject({ pendingDeliveries: 0, givenUpDeliveries: 1 });
+  });
 });
 
 describe.each(ENGINES)('webhook first attempts after a delay [%s]', (engine) => {
