@@ -52,9 +52,10 @@ const SHUTDOWN_WAIT_MS = 5_000;
  * each one's in event order, one at a time, in batches: first the failed deliveries due again,
  * then the new events after the cursor. Each batch is recorded at once (one statement or one
  * transaction): the cursor moved past the new events, a row for each delivery that failed,
- * retries' outcomes. The lease is checked before every batch and always outlasts the attempt under way, so two instances never
- * send for one subscription at once. Commits in this process, commits anywhere
- * (ChangeNotifications) and a timer wake it; everything it knows is in the database.
+ * retries' outcomes. The lease is checked before every batch and always outlasts the attempt
+ * under way, so two instances never send for one subscription at once. Commits in this process,
+ * commits anywhere (ChangeNotifications) and a timer wake it; everything it knows is in the
+ * database.
  */
 @Injectable()
 export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
