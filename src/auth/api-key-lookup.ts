@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In } from 'typeorm';
-import { onReadNode } from '../database/read-node.js';
-import { ApiKeyEntity } from './api-key.entity.js';
+import { SqlRunner, type Statement } from '../database/sql-runner.js';
+import type { ApiKeyEntity } from './api-key.entity.js';
+import { ApiKeyRows } from './api-key-rows.js';
 
 /**
- * Finds a stored key by its prefix, on the read node like pet reads, so that a crashed primary
+ * Finds stored keys on the read node like pet reads (SqlRunner.read), so that a crashed primary
  * does not refuse every client whose key is not cached (docs/deployment.md).
  */
 @Injectable()
@@ -13,28 +12,57 @@ export class ApiKeyLookup {
   /**
    * Lookups in flight, by prefix. When a trusted key's 2 seconds run out, every request then in
    * flight with it misses the cache at once; they share one query instead of each running its
-   * own TypeORM lookup back to back (docs/performance.md).
+   * own lookup back to back (docs/performance.md).
    */
   private readonly inFlight = new Map<string, Promise<ApiKeyEntity | null>>();
+  private readonly rows: ApiKeyRows;
+  private readonly byPrefixStatement: Statement<{ prefix: string }>;
+  /** By id count, a power of two: byIds's statements. */
+  private readonly byIdsStatements = new Map<number, Statement<Record<string, number>>>();
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly db: SqlRunner) {
+    this.rows = new ApiKeyRows(db);
+    this.byPrefixStatement = db.statement(
+      `SELECT ${this.rows.columns} FROM api_keys WHERE prefix = :prefix`,
+    );
+  }
 
   byPrefix(prefix: string): Promise<ApiKeyEntity | null> {
     let lookup = this.inFlight.get(prefix);
     if (!lookup) {
-      lookup = onReadNode(this.dataSource, (manager) =>
-        manager.findOneBy(ApiKeyEntity, { prefix }),
-      ).finally(() => this.inFlight.delete(prefix));
+      const { text, values } = this.byPrefixStatement;
+      lookup = this.db
+        .read(text, values({ prefix }))
+        .then(([row]) => (row ? this.rows.toEntity(row) : null))
+        .finally(() => this.inFlight.delete(prefix));
       this.inFlight.set(prefix, lookup);
     }
     return lookup;
   }
 
   /**
-   * The stored keys with these ids (those that still exist), on the read node like byPrefix. One
-   * parameter per id: callers pass the keys of open streams, far fewer than either engine's limit.
+   * The stored keys with these ids (those that still exist), in one query. One parameter per id:
+   * callers pass the keys of open streams, far fewer than either engine's limit.
    */
-  byIds(ids: readonly number[]): Promise<ApiKeyEntity[]> {
-    return onReadNode(this.dataSource, (manager) => manager.findBy(ApiKeyEntity, { id: In(ids) }));
+  async byIds(ids: readonly number[]): Promise<ApiKeyEntity[]> {
+    if (ids.length === 0) return [];
+    // Padded with the first id to a power of two, so that a few statement texts serve every count.
+    const count = 2 ** Math.ceil(Math.log2(ids.length));
+    const parameters: Record<string, number> = {};
+    for (let i = 0; i < count; i++) parameters[`id${i}`] = ids[i] ?? ids[0];
+    const { text, values } = this.byIdsStatement(count);
+    return (await this.db.read(text, values(parameters))).map((row) => this.rows.toEntity(row));
+  }
+
+  private byIdsStatement(count: number): Statement<Record<string, number>> {
+    let statement = this.byIdsStatements.get(count);
+    if (!statement) {
+      const ids = Array.from({ length: count }, (_, i) => `:id${i}`).join(', ');
+      statement = this.db.statement(
+        `SELECT ${this.rows.columns} FROM api_keys WHERE id IN (${ids})`,
+      );
+      this.byIdsStatements.set(count, statement);
+    }
+    return statement;
   }
 }

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { SqlRunner } from '../database/sql-runner.js';
 import { isPrintableAscii } from '../http/printable-ascii.js';
-import { ApiKeyEntity } from './api-key.entity.js';
+import type { ApiKeyEntity } from './api-key.entity.js';
 import { generateApiKey } from './api-key.js';
+import { ApiKeyRows } from './api-key-rows.js';
 import {
   DEFAULT_SCOPES,
   formatScopes,
@@ -34,10 +34,38 @@ export interface NewApiKeyOptions {
 const KEY_NAME_MAX_LENGTH = 100;
 const DAY_MS = 86_400_000;
 
-/** The keys in the database: issuing, listing and revoking them (the CLI and the local key). */
+/** A new key's stored fields; the database numbers it and dates its creation. */
+type NewApiKeyRow = Pick<ApiKeyEntity, 'name' | 'prefix' | 'keyHash' | 'scopes' | 'expiresAt'>;
+
+function statements(db: SqlRunner, { columns }: ApiKeyRows) {
+  return {
+    insert: db.statement<Record<keyof NewApiKeyRow, unknown>>(
+      `INSERT INTO api_keys (name, prefix, key_hash, scopes, expires_at)
+      VALUES (:name, :prefix, :keyHash, :scopes, :expiresAt) RETURNING ${columns}`,
+    ),
+    all: db.statement(`SELECT ${columns} FROM api_keys ORDER BY id`),
+    // The first revocation's time stays: revoking again changes nothing.
+    revoke: db.statement<{ id: number; now: unknown }>(
+      `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, :now) WHERE id = :id
+      RETURNING ${columns}`,
+    ),
+    any: db.statement('SELECT 1 AS found FROM api_keys LIMIT 1'),
+  };
+}
+
+/**
+ * The keys in the database: issuing, listing and revoking them (the CLI and the local key), on the
+ * primary, which has the latest keys.
+ */
 @Injectable()
 export class ApiKeyStore {
-  constructor(@InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>) {}
+  private readonly rows: ApiKeyRows;
+  private readonly sql: ReturnType<typeof statements>;
+
+  constructor(private readonly db: SqlRunner) {
+    this.rows = new ApiKeyRows(db);
+    this.sql = statements(db, this.rows);
+  }
 
   /** Creates a key; the returned `key` is the only time it exists outside the client. */
   async create(
@@ -50,39 +78,36 @@ export class ApiKeyStore {
       );
     }
     const { key, prefix, hash } = generateApiKey();
-    const saved = await this.keys.save(
-      this.keys.create({
-        name,
-        prefix,
-        keyHash: hash,
-        scopes: formatScopes(normalizeScopes(scopes)),
-        expiresAt:
-          expiresInDays === undefined ? null : new Date(Date.now() + expiresInDays * DAY_MS),
-        lastUsedAt: null,
-        lastDeprecatedCallAt: null,
-        revokedAt: null,
-      }),
-    );
-    return { key, summary: summarize(saved) };
+    const row: NewApiKeyRow = {
+      name,
+      prefix,
+      keyHash: hash,
+      scopes: formatScopes(normalizeScopes(scopes)),
+      expiresAt: expiresInDays === undefined ? null : new Date(Date.now() + expiresInDays * DAY_MS),
+    };
+    const { insert } = this.sql;
+    const [saved] = await this.db.write(insert.text, insert.values(this.rows.toParameters(row)));
+    return { key, summary: summarize(this.rows.toEntity(saved)) };
   }
 
   async list(): Promise<ApiKeySummary[]> {
-    return (await this.keys.find({ order: { id: 'ASC' } })).map(summarize);
+    const { all } = this.sql;
+    return (await this.db.write(all.text, all.values({}))).map((row) =>
+      summarize(this.rows.toEntity(row)),
+    );
   }
 
   /** Revokes a key (idempotent); undefined when no key has that id. */
   async revoke(id: number): Promise<ApiKeySummary | undefined> {
-    const key = await this.keys.findOneBy({ id });
-    if (!key) return undefined;
-    if (key.revokedAt === null) {
-      key.revokedAt = new Date();
-      await this.keys.save(key);
-    }
-    return summarize(key);
+    const { revoke } = this.sql;
+    const now = this.rows.toParameters({ revokedAt: new Date() }).revokedAt;
+    const [row] = await this.db.write(revoke.text, revoke.values({ id, now }));
+    return row ? summarize(this.rows.toEntity(row)) : undefined;
   }
 
   async isEmpty(): Promise<boolean> {
-    return !(await this.keys.exists());
+    const { any } = this.sql;
+    return (await this.db.write(any.text, any.values({}))).length === 0;
   }
 }
 

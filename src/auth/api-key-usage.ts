@@ -1,9 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
-import { Repository } from 'typeorm';
-import { ApiKeyEntity } from './api-key.entity.js';
+import { SqlRunner, type Statement } from '../database/sql-runner.js';
 import { MAX_REMEMBERED_KEYS } from './api-key.js';
+import { ApiKeyRows } from './api-key-rows.js';
 
 /** At most one write per key per minute per instance, for each of the two columns. */
 const RECORD_RESOLUTION_MS = 60_000;
@@ -24,7 +23,19 @@ export class ApiKeyUsage {
     lastDeprecatedCallAt: new LRUCache({ max: MAX_REMEMBERED_KEYS }),
   };
 
-  constructor(@InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>) {}
+  private readonly rows: ApiKeyRows;
+  /** By column: the UPDATE that writes it. */
+  private readonly updates: Record<UsageColumn, Statement<{ id: number; at: unknown }>>;
+
+  constructor(private readonly db: SqlRunner) {
+    this.rows = new ApiKeyRows(db);
+    this.updates = {
+      lastUsedAt: db.statement('UPDATE api_keys SET last_used_at = :at WHERE id = :id'),
+      lastDeprecatedCallAt: db.statement(
+        'UPDATE api_keys SET last_deprecated_call_at = :at WHERE id = :id',
+      ),
+    };
+  }
 
   /** The key with this id was just accepted. */
   recordUse(id: number, now = Date.now()): void {
@@ -40,7 +51,9 @@ export class ApiKeyUsage {
     const last = this.recordedAt[column].get(id);
     if (last !== undefined && now - last < RECORD_RESOLUTION_MS) return;
     this.recordedAt[column].set(id, now);
-    this.keys.update({ id }, { [column]: new Date(now) }).catch((error: unknown) => {
+    const at = this.rows.toParameters({ [column]: new Date(now) })[column];
+    const { text, values } = this.updates[column];
+    this.db.write(text, values({ id, at })).catch((error: unknown) => {
       this.logger.warn(`${column} of key ${id} not recorded: ${(error as Error).message}`);
     });
   }

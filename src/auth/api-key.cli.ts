@@ -1,5 +1,6 @@
 import { loadConfig, loadDotEnv } from '../config/app-config.js';
 import { dataSourceOptions, openDataSource } from '../database/data-source.js';
+import { sqlRunnerFor } from '../database/sql-runner-for.js';
 import { parseCanonicalDecimal } from '../http/canonical-decimal.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { ApiKeyStore, type ApiKeySummary, type NewApiKeyOptions } from './api-key-store.js';
@@ -32,7 +33,7 @@ async function run(args: string[]): Promise<void> {
   loadDotEnv();
   const dataSource = await openDataSource(dataSourceOptions(loadConfig().database, [ApiKeyEntity]));
   try {
-    const apiKeys = new ApiKeyStore(dataSource.getRepository(ApiKeyEntity));
+    const apiKeys = new ApiKeyStore(sqlRunnerFor(dataSource));
     if (command === 'create') {
       process.stdout.write(`${(await apiKeys.create(argument, createOptions)).key}\n`);
     } else if (command === 'list') {

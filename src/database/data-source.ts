@@ -18,8 +18,9 @@ const MIGRATION_LOCK_ID = 7_413_202_611;
 
 /**
  * The one data source definition, shared by the server and the `apikey` CLI. The schema is the
- * migrations'; `entities` are the classes the caller reads through TypeORM (the server's come from
- * each feature module's `TypeOrmModule.forFeature`).
+ * migrations'; `entities` are the classes whose column metadata the caller converts values with
+ * (src/auth/api-key-rows.ts; the server's come from each feature module's
+ * `TypeOrmModule.forFeature`).
  */
 export function dataSourceOptions(
   database: DatabaseConfig,

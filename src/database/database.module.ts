@@ -8,9 +8,8 @@ import {
   PostgresChangeNotifications,
 } from './change-notifications.js';
 import { dataSourceOptions, openDataSource } from './data-source.js';
-import { PostgresSqlRunner } from './postgres-sql-runner.js';
 import { SqlRunner } from './sql-runner.js';
-import { SqliteSqlRunner } from './sqlite-sql-runner.js';
+import { sqlRunnerFor } from './sql-runner-for.js';
 import { Metrics } from '../metrics/metrics.js';
 import { type DatabaseRole, ObservedSqlRunner } from './observed-sql-runner.js';
 import { isTracingOn } from '../telemetry/tracing.js';
@@ -21,7 +20,7 @@ import { hasReadNode } from './read-node.js';
 function instrumented(
   runner: SqlRunner,
   metrics: Metrics | undefined,
-  readRole: DatabaseRole = 'primary',
+  readRole: DatabaseRole,
 ): SqlRunner {
   return metrics || isTracingOn() ? new ObservedSqlRunner(runner, metrics, readRole) : runner;
 }
@@ -44,14 +43,12 @@ function instrumented(
       provide: SqlRunner,
       // Metrics exist only with METRICS_PORT set (metrics.module.ts).
       inject: [DataSource, { token: Metrics, optional: true }],
-      useFactory: (dataSource: DataSource, metrics?: Metrics): SqlRunner => {
-        if (dataSource.options.type !== 'postgres')
-          return instrumented(new SqliteSqlRunner(dataSource), metrics);
-        const runner = new PostgresSqlRunner(dataSource, () =>
-          metrics?.databaseReadFallbacks.inc(),
-        );
-        return instrumented(runner, metrics, hasReadNode(dataSource) ? 'replica' : 'primary');
-      },
+      useFactory: (dataSource: DataSource, metrics?: Metrics): SqlRunner =>
+        instrumented(
+          sqlRunnerFor(dataSource, metrics),
+          metrics,
+          hasReadNode(dataSource) ? 'replica' : 'primary',
+        ),
     },
     {
       provide: ChangeNotifications,

@@ -70,6 +70,9 @@ describe.each(ENGINES)('traces over OTLP/HTTP on %s', (engine) => {
     return receiver.spans.filter((s) => s.traceId === traceId);
   }
 
+  /** A key lookup: only when the key's 2 s in the cache ran out, which depends on time. */
+  const isKeyLookup = (span: ReceivedSpan) => span.name === 'SELECT api_keys';
+
   async function serverSpanOf(traceId: string): Promise<ReceivedSpan> {
     const isIt = (s: ReceivedSpan) => s.traceId === traceId && s.kind === SERVER_KIND;
     await waitFor(() => receiver.spans.some(isIt), 10_000);
@@ -84,7 +87,7 @@ describe.each(ENGINES)('traces over OTLP/HTTP on %s', (engine) => {
     });
     expect(answer.status).toBe(200);
 
-    const spans = await spansOfTrace(incoming.traceId, 3);
+    const spans = await spansOfTrace(incoming.traceId, 4);
     const http = spans.find((s) => s.kind === SERVER_KIND)!;
     expect(http).toMatchObject({
       name: 'GET /v1/pets/:petId',
@@ -96,11 +99,13 @@ describe.each(ENGINES)('traces over OTLP/HTTP on %s', (engine) => {
       }),
     });
     expect(answer.headers?.traceparent).toBe(`00-${incoming.traceId}-${http.spanId}-01`);
-    const children = spans.filter((s) => s !== http);
+    const children = spans.filter((s) => s !== http && !isKeyLookup(s));
     expect(children.map((s) => [s.name, s.parentSpanId]).sort()).toEqual(
       [
         ['ApiKeyGuard', http.spanId],
         ['SELECT pets', http.spanId],
+        // getPet is deprecated: the key's first call of it is written down (ApiKeyUsage).
+        ['UPDATE api_keys', http.spanId],
       ].sort(),
     );
     const query = children.find((s) => s.name === 'SELECT pets')!;
@@ -126,7 +131,8 @@ describe.each(ENGINES)('traces over OTLP/HTTP on %s', (engine) => {
     const spans = await spansOfTrace(create.traceId, engine === 'postgres' ? 5 : 6);
     const byId = new Map(spans.map((span) => [span.spanId, span]));
     const parentOf = (span: ReceivedSpan) => byId.get(span.parentSpanId ?? '')?.name ?? null;
-    expect(spans.map((span) => [span.name, parentOf(span)]).sort()).toEqual(
+    const spansButKeyLookups = spans.filter((span) => !isKeyLookup(span));
+    expect(spansButKeyLookups.map((span) => [span.name, parentOf(span)]).sort()).toEqual(
       [
         ['POST /v1/pets', null],
         ['ApiKeyGuard', 'POST /v1/pets'],

@@ -7,6 +7,7 @@ import { ApiKeyVerifier } from '../../../src/auth/api-key-verifier.js';
 import { RecentlyVerifiedKeys } from '../../../src/auth/recently-verified-keys.js';
 import { loadConfig } from '../../../src/config/app-config.js';
 import { dataSourceOptions, openDataSource } from '../../../src/database/data-source.js';
+import { sqlRunnerFor } from '../../../src/database/sql-runner-for.js';
 import { InitialSchema1795219200000 } from '../../../src/database/migrations/1795219200000-initial-schema.js';
 import { IdempotencyKeys1795298400000 } from '../../../src/database/migrations/1795298400000-idempotency-keys.js';
 import { IdempotencyKeysTable1795400000000 } from '../../../src/database/migrations/1795400000000-idempotency-keys-table.js';
@@ -72,9 +73,10 @@ describe.each(ENGINES)('the migration to API key scopes and expiry [%s]', (engin
     // so the next test finds the schema of this migration.
     const current = await openDataSource({ ...options, entities: [ApiKeyEntity] });
     try {
+      const db = sqlRunnerFor(current);
       const verifier = new ApiKeyVerifier(
-        new ApiKeyLookup(current),
-        new ApiKeyUsage(current.getRepository(ApiKeyEntity)),
+        new ApiKeyLookup(db),
+        new ApiKeyUsage(db),
         new RecentlyVerifiedKeys(),
       );
       expect(await verifier.verify(OLD_KEY)).toEqual({

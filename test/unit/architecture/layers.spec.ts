@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SRC, sourceFiles } from './source-files.js';
 
 /**
  * The floors of docs/architecture.md, top to bottom. A folder imports only folders on lower
@@ -19,18 +20,6 @@ const FLOORS: readonly (readonly string[])[] = [
   ['metrics', 'telemetry', 'logging'],
   ['config', 'time'],
 ];
-
-const SRC = resolve(import.meta.dirname, '../../../src');
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory()
-      ? sourceFiles(join(dir, entry.name))
-      : entry.name.endsWith('.ts')
-        ? [join(dir, entry.name)]
-        : [],
-  );
-}
 
 /** The top-level folder under src/ a file belongs to; `.` for the files beside main.ts. */
 function folderOf(file: string): string {
