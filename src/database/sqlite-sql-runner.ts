@@ -3,10 +3,23 @@ import type { DataSource } from 'typeorm';
 import { sqliteConnectionOf } from './data-source.js';
 import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
 
+/** The SQLite transaction that the units of work of one turn of the event loop share. */
+interface CommitGroup {
+  /** Settles when the group's COMMIT ran: resolved when it committed, rejected when not. */
+  readonly committed: Promise<void>;
+  /** Set once the COMMIT is under way: a unit that comes later opens the next group. */
+  closing: boolean;
+  /** Why the transaction can no longer commit: SQLite rolled it back under a failed unit. */
+  broken?: Error;
+}
+
 /**
- * SQLite: prepared statements on the one connection TypeORM opened. A statement issued during
- * another request's transaction would run inside it, so while one is open everything else waits;
- * otherwise statements run at once (docs/performance.md). Other processes wait on the file lock.
+ * SQLite: prepared statements on the one connection TypeORM opened. The transactions that start
+ * in one turn of the event loop share one SQLite transaction, each in a savepoint of its own, and
+ * one COMMIT at the end of that turn: a group commit (docs/architecture.md, "SQLite"). Each still
+ * commits or rolls back as a whole, and none settles before its COMMIT. A statement issued while a
+ * group is open would see its uncommitted writes, so everything else waits for its COMMIT;
+ * otherwise statements run at once. Other processes wait on the file lock.
  */
 export class SqliteSqlRunner extends SqlRunner {
   /** A transaction holds the database's write lock from BEGIN IMMEDIATE on: no row lock to add. */
@@ -14,8 +27,10 @@ export class SqliteSqlRunner extends SqlRunner {
   readonly rowLockSkippingLocked = '';
   private readonly connection: Database;
   private readonly statements = new Map<string, PreparedStatement>();
-  /** Settles when the open transaction ends; undefined while none is open. */
-  private openTransaction?: Promise<void>;
+  /** The open group; undefined while none is open. */
+  private group?: CommitGroup;
+  /** Settles when the unit of work running in the group ends; undefined while none runs. */
+  private unit?: Promise<void>;
 
   constructor(dataSource: DataSource) {
     super(dataSource.driver);
@@ -27,29 +42,81 @@ export class SqliteSqlRunner extends SqlRunner {
   }
 
   async write(sql: string, params: unknown[]): Promise<Row[]> {
-    while (this.openTransaction) await this.openTransaction;
+    while (this.group) await this.group.committed.catch(() => {});
     return this.run(sql, params);
   }
 
   async transaction<T>(work: (transaction: SqlTransaction) => Promise<T>): Promise<T> {
-    while (this.openTransaction) await this.openTransaction;
+    for (;;) {
+      if (this.unit) await this.unit;
+      else if (this.group?.closing) await this.group.committed.catch(() => {});
+      else break;
+    }
+    const group = this.group ?? this.openGroup();
+    if (group.broken) throw group.broken;
     let end!: () => void;
-    this.openTransaction = new Promise((resolve) => (end = resolve));
+    this.unit = new Promise((resolve) => (end = resolve));
+    let result: T;
     try {
-      this.run('BEGIN IMMEDIATE', []);
-      try {
-        const result = await work({
-          query: (sql, params) => Promise.resolve(this.run(sql, params)),
-        });
-        this.run('COMMIT', []);
-        return result;
-      } catch (error) {
-        this.run('ROLLBACK', []);
-        throw error;
-      }
+      result = await this.inSavepoint(group, work);
     } finally {
-      this.openTransaction = undefined;
+      this.unit = undefined;
       end();
+    }
+    await group.committed;
+    return result;
+  }
+
+  /** Runs `work` so that a throw undoes what it wrote and nothing else of the group. */
+  private async inSavepoint<T>(
+    group: CommitGroup,
+    work: (transaction: SqlTransaction) => Promise<T>,
+  ): Promise<T> {
+    this.run('SAVEPOINT unit', []);
+    try {
+      const result = await work({ query: (sql, params) => Promise.resolve(this.run(sql, params)) });
+      this.run('RELEASE unit', []);
+      return result;
+    } catch (error) {
+      try {
+        this.run('ROLLBACK TO unit', []);
+        this.run('RELEASE unit', []);
+      } catch {
+        // SQLite ended the whole transaction (a full disk, say): the group commits nothing.
+        group.broken = error as Error;
+      }
+      throw error;
+    }
+  }
+
+  /** BEGIN IMMEDIATE, and the group's COMMIT once this turn's callbacks have run. */
+  private openGroup(): CommitGroup {
+    this.run('BEGIN IMMEDIATE', []);
+    let settle!: (failure?: Error) => void;
+    const committed = new Promise<void>((resolve, reject) => {
+      settle = (failure) => (failure === undefined ? resolve() : reject(failure));
+    });
+    // Its units take the failure; a group whose only unit failed has none waiting.
+    committed.catch(() => {});
+    const group: CommitGroup = { committed, closing: false };
+    this.group = group;
+    // Its units answer only now: their changes are durable, or none of them is.
+    setImmediate(() => void this.commit(group).then(settle, (error) => settle(error as Error)));
+    return group;
+  }
+
+  /** Commits the group once its last unit ended; the failure, when it did not commit. */
+  private async commit(group: CommitGroup): Promise<Error | undefined> {
+    group.closing = true;
+    while (this.unit) await this.unit;
+    this.group = undefined;
+    try {
+      if (group.broken) throw group.broken;
+      this.run('COMMIT', []);
+      return undefined;
+    } catch (error) {
+      if (this.connection.inTransaction) this.run('ROLLBACK', []);
+      return error as Error;
     }
   }
 
@@ -67,7 +134,6 @@ export class SqliteSqlRunner extends SqlRunner {
     return statement.all(...params).map((values) => rowOf(columns, values));
   }
 }
-
 interface PreparedStatement {
   statement: Statement<unknown[], unknown[]>;
   /** The result's column names; undefined for a statement that returns no rows. */

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataSourceOptions, openDataSource } from '../../../src/database/data-source.js';
@@ -63,6 +64,106 @@ describe.each(ENGINES)('SqlRunner on its own engine [%s]', (engine) => {
       await transaction.query(insert.text, insert.values({ name: 'second' }));
     });
     expect(await names()).toEqual(['first', 'second']);
+  });
+
+  describe.runIf(engine === 'sqlite')('group commit (docs/architecture.md, "SQLite")', () => {
+    /** Another connection to the file, as another process would read it. */
+    let other: Database.Database;
+    beforeAll(() => {
+      other = new Database(database.url.slice('sqlite:'.length), { readonly: true });
+    });
+    afterAll(() => other?.close());
+
+    const committedNames = () =>
+      other
+        .prepare('SELECT name FROM pets ORDER BY id')
+        .all()
+        .map((row) => (row as { name: string }).name);
+
+    it('answers each transaction of a turn only once its COMMIT made it visible to others', async () => {
+      await db.write('DELETE FROM pets', []);
+      const seen = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          db
+            .transaction((transaction) =>
+              transaction.query(insert.text, insert.values({ name: `pet ${i}` })),
+            )
+            .then(() => committedNames().includes(`pet ${i}`)),
+        ),
+      );
+      expect(seen).toEqual(Array.from({ length: 20 }, () => true));
+    });
+
+    it('keeps a read started meanwhile from seeing what a transaction wrote and then undid', async () => {
+      await db.write('DELETE FROM pets', []);
+      const undone = db.transaction(async (transaction) => {
+        await transaction.query(insert.text, insert.values({ name: 'undone' }));
+        throw new RollBack();
+      });
+      const read = names();
+      await expect(undone).rejects.toBeInstanceOf(RollBack);
+      expect(await read).toEqual([]);
+    });
+
+    it('fails every transaction of a turn whose COMMIT fails, and stores none of them', async () => {
+      await db.write('DELETE FROM pets', []);
+      await db.write('CREATE TABLE parents (id integer PRIMARY KEY)', []);
+      await db.write(
+        `CREATE TABLE children (parent_id integer
+         REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)`,
+        [],
+      );
+      const kept = db.transaction((transaction) =>
+        transaction.query(insert.text, insert.values({ name: 'would be kept' })),
+      );
+      // A deferred foreign key is checked at COMMIT: the group's COMMIT fails.
+      const orphan = db.transaction((transaction) =>
+        transaction.query('INSERT INTO children (parent_id) VALUES (1)', []),
+      );
+      const outcomes = await Promise.allSettled([kept, orphan]);
+      expect(outcomes).toEqual([
+        {
+          status: 'rejected',
+          reason: expect.objectContaining({ code: 'SQLITE_CONSTRAINT_FOREIGNKEY' }),
+        },
+        {
+          status: 'rejected',
+          reason: expect.objectContaining({ code: 'SQLITE_CONSTRAINT_FOREIGNKEY' }),
+        },
+      ]);
+      expect(await names()).toEqual([]);
+
+      await db.transaction((transaction) =>
+        transaction.query(insert.text, insert.values({ name: 'after' })),
+      );
+      expect(committedNames()).toEqual(['after']);
+    });
+
+    it('fails the whole turn when one transaction ends the SQLite transaction under the others', async () => {
+      await db.write('DELETE FROM pets', []);
+      const before = db.transaction((transaction) =>
+        transaction.query(insert.text, insert.values({ name: 'before' })),
+      );
+      const ending = db.transaction(async (transaction) => {
+        await transaction.query('ROLLBACK', []);
+        throw new RollBack();
+      });
+      const after = db.transaction((transaction) =>
+        transaction.query(insert.text, insert.values({ name: 'after' })),
+      );
+      const outcomes = await Promise.allSettled([before, ending, after]);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual([
+        'rejected',
+        'rejected',
+        'rejected',
+      ]);
+      expect(await names()).toEqual([]);
+
+      await db.transaction((transaction) =>
+        transaction.query(insert.text, insert.values({ name: 'next turn' })),
+      );
+      expect(committedNames()).toEqual(['next turn']);
+    });
   });
 
   it.runIf(engine === 'postgres')(
