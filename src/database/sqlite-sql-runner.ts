@@ -9,7 +9,10 @@ interface CommitGroup {
   readonly committed: Promise<void>;
   /** Set once the COMMIT is under way: a unit that comes later opens the next group. */
   closing: boolean;
-  /** Why the transaction can no longer commit: SQLite rolled it back under a failed unit. */
+  /**
+   * Why the transaction can no longer commit: SQLite rolled it back under a failed unit. Its
+   * other units fail; later ones wait for the next group.
+   */
   broken?: Error;
 }
 
@@ -49,22 +52,27 @@ export class SqliteSqlRunner extends SqlRunner {
   async transaction<T>(work: (transaction: SqlTransaction) => Promise<T>): Promise<T> {
     for (;;) {
       if (this.unit) await this.unit;
-      else if (this.group?.closing) await this.group.committed.catch(() => {});
+      else if (this.group?.closing || this.group?.broken)
+        await this.group.committed.catch(() => {});
       else break;
     }
     const group = this.group ?? this.openGroup();
-    if (group.broken) throw group.broken;
     let end!: () => void;
     this.unit = new Promise((resolve) => (end = resolve));
-    let result: T;
+    let outcome: { result: T } | { error: unknown };
     try {
-      result = await this.inSavepoint(group, work);
+      outcome = { result: await this.inSavepoint(group, work) };
+    } catch (error) {
+      outcome = { error };
     } finally {
       this.unit = undefined;
       end();
     }
+    // Even a failure answers after the COMMIT: it may rest on what the turn's earlier
+    // transactions wrote, and a COMMIT that fails takes precedence.
     await group.committed;
-    return result;
+    if ('error' in outcome) throw outcome.error;
+    return outcome.result;
   }
 
   /** Runs `work` so that a throw undoes what it wrote and nothing else of the group. */
@@ -83,7 +91,7 @@ export class SqliteSqlRunner extends SqlRunner {
         this.run('RELEASE unit', []);
       } catch {
         // SQLite ended the whole transaction (a full disk, say): the group commits nothing.
-        group.broken = error as Error;
+        group.broken = new Error('SQLite ended the transaction of this turn', { cause: error });
       }
       throw error;
     }
@@ -92,31 +100,27 @@ export class SqliteSqlRunner extends SqlRunner {
   /** BEGIN IMMEDIATE, and the group's COMMIT once this turn's callbacks have run. */
   private openGroup(): CommitGroup {
     this.run('BEGIN IMMEDIATE', []);
-    let settle!: (failure?: Error) => void;
     const committed = new Promise<void>((resolve, reject) => {
-      settle = (failure) => (failure === undefined ? resolve() : reject(failure));
+      setImmediate(() => void this.commit(group).then(resolve, reject));
     });
-    // Its units take the failure; a group whose only unit failed has none waiting.
+    // Its units take the failure; a group whose only unit failed may have none waiting.
     committed.catch(() => {});
     const group: CommitGroup = { committed, closing: false };
     this.group = group;
-    // Its units answer only now: their changes are durable, or none of them is.
-    setImmediate(() => void this.commit(group).then(settle, (error) => settle(error as Error)));
     return group;
   }
 
-  /** Commits the group once its last unit ended; the failure, when it did not commit. */
-  private async commit(group: CommitGroup): Promise<Error | undefined> {
+  /** Commits the group once its last unit ended; rolls it back when it cannot. */
+  private async commit(group: CommitGroup): Promise<void> {
     group.closing = true;
     while (this.unit) await this.unit;
     this.group = undefined;
     try {
       if (group.broken) throw group.broken;
       this.run('COMMIT', []);
-      return undefined;
     } catch (error) {
       if (this.connection.inTransaction) this.run('ROLLBACK', []);
-      return error as Error;
+      throw error;
     }
   }
 

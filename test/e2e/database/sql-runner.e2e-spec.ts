@@ -69,8 +69,15 @@ describe.each(ENGINES)('SqlRunner on its own engine [%s]', (engine) => {
   describe.runIf(engine === 'sqlite')('group commit (docs/architecture.md, "SQLite")', () => {
     /** Another connection to the file, as another process would read it. */
     let other: Database.Database;
-    beforeAll(() => {
+    beforeAll(async () => {
       other = new Database(database.url.slice('sqlite:'.length), { readonly: true });
+      // A deferred foreign key is checked at COMMIT: a child without its parent fails the COMMIT.
+      await db.write('CREATE TABLE parents (id integer PRIMARY KEY)', []);
+      await db.write(
+        `CREATE TABLE children (parent_id integer
+         REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)`,
+        [],
+      );
     });
     afterAll(() => other?.close());
 
@@ -107,16 +114,9 @@ describe.each(ENGINES)('SqlRunner on its own engine [%s]', (engine) => {
 
     it('fails every transaction of a turn whose COMMIT fails, and stores none of them', async () => {
       await db.write('DELETE FROM pets', []);
-      await db.write('CREATE TABLE parents (id integer PRIMARY KEY)', []);
-      await db.write(
-        `CREATE TABLE children (parent_id integer
-         REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)`,
-        [],
-      );
       const kept = db.transaction((transaction) =>
         transaction.query(insert.text, insert.values({ name: 'would be kept' })),
       );
-      // A deferred foreign key is checked at COMMIT: the group's COMMIT fails.
       const orphan = db.transaction((transaction) =>
         transaction.query('INSERT INTO children (parent_id) VALUES (1)', []),
       );
@@ -139,7 +139,7 @@ describe.each(ENGINES)('SqlRunner on its own engine [%s]', (engine) => {
       expect(committedNames()).toEqual(['after']);
     });
 
-    it('fails the whole turn when one transaction ends the SQLite transaction under the others', async () => {
+    it('fails the turn under a transaction that ends the SQLite transaction; later ones start anew', async () => {
       await db.write('DELETE FROM pets', []);
       const before = db.transaction((transaction) =>
         transaction.query(insert.text, insert.values({ name: 'before' })),
@@ -155,14 +155,33 @@ describe.each(ENGINES)('SqlRunner on its own engine [%s]', (engine) => {
       expect(outcomes.map((outcome) => outcome.status)).toEqual([
         'rejected',
         'rejected',
-        'rejected',
+        'fulfilled',
       ]);
-      expect(await names()).toEqual([]);
+      expect(committedNames()).toEqual(['after']);
+    });
 
-      await db.transaction((transaction) =>
-        transaction.query(insert.text, insert.values({ name: 'next turn' })),
+    it('answers a failed transaction after the COMMIT of its turn too', async () => {
+      await db.write('DELETE FROM pets', []);
+      const written = db.transaction((transaction) =>
+        transaction.query(insert.text, insert.values({ name: 'never committed' })),
       );
-      expect(committedNames()).toEqual(['next turn']);
+      // It saw the first one's pet, which the failed COMMIT then undoes: it must fail as well.
+      const refused = db.transaction(async (transaction) => {
+        const [row] = await transaction.query('SELECT count(*) AS n FROM pets', []);
+        throw new Error(`saw ${String(row.n)} pet`);
+      });
+      const orphan = db.transaction((transaction) =>
+        transaction.query('INSERT INTO children (parent_id) VALUES (2)', []),
+      );
+      const outcomes = await Promise.allSettled([written, refused, orphan]);
+      expect(
+        outcomes.map((outcome) => outcome.status === 'rejected' && outcome.reason.code),
+      ).toEqual([
+        'SQLITE_CONSTRAINT_FOREIGNKEY',
+        'SQLITE_CONSTRAINT_FOREIGNKEY',
+        'SQLITE_CONSTRAINT_FOREIGNKEY',
+      ]);
+      expect(committedNames()).toEqual([]);
     });
   });
 
