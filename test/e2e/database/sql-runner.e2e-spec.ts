@@ -66,125 +66,6 @@ describe.each(ENGINES)('SqlRunner on its own engine [%s]', (engine) => {
     expect(await names()).toEqual(['first', 'second']);
   });
 
-  describe.runIf(engine === 'sqlite')('group commit (docs/architecture.md, "SQLite")', () => {
-    /** Another connection to the file, as another process would read it. */
-    let other: Database.Database;
-    beforeAll(async () => {
-      other = new Database(database.url.slice('sqlite:'.length), { readonly: true });
-      // A deferred foreign key is checked at COMMIT: a child without its parent fails the COMMIT.
-      await db.write('CREATE TABLE parents (id integer PRIMARY KEY)', []);
-      await db.write(
-        `CREATE TABLE children (parent_id integer
-         REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)`,
-        [],
-      );
-    });
-    afterAll(() => other?.close());
-
-    const committedNames = () =>
-      other
-        .prepare('SELECT name FROM pets ORDER BY id')
-        .all()
-        .map((row) => (row as { name: string }).name);
-
-    it('answers each transaction of a turn only once its COMMIT made it visible to others', async () => {
-      await db.write('DELETE FROM pets', []);
-      const seen = await Promise.all(
-        Array.from({ length: 20 }, (_, i) =>
-          db
-            .transaction((transaction) =>
-              transaction.query(insert.text, insert.values({ name: `pet ${i}` })),
-            )
-            .then(() => committedNames().includes(`pet ${i}`)),
-        ),
-      );
-      expect(seen).toEqual(Array.from({ length: 20 }, () => true));
-    });
-
-    it('keeps a read started meanwhile from seeing what a transaction wrote and then undid', async () => {
-      await db.write('DELETE FROM pets', []);
-      const undone = db.transaction(async (transaction) => {
-        await transaction.query(insert.text, insert.values({ name: 'undone' }));
-        throw new RollBack();
-      });
-      const read = names();
-      await expect(undone).rejects.toBeInstanceOf(RollBack);
-      expect(await read).toEqual([]);
-    });
-
-    it('fails every transaction of a turn whose COMMIT fails, and stores none of them', async () => {
-      await db.write('DELETE FROM pets', []);
-      const kept = db.transaction((transaction) =>
-        transaction.query(insert.text, insert.values({ name: 'would be kept' })),
-      );
-      const orphan = db.transaction((transaction) =>
-        transaction.query('INSERT INTO children (parent_id) VALUES (1)', []),
-      );
-      const outcomes = await Promise.allSettled([kept, orphan]);
-      expect(outcomes).toEqual([
-        {
-          status: 'rejected',
-          reason: expect.objectContaining({ code: 'SQLITE_CONSTRAINT_FOREIGNKEY' }),
-        },
-        {
-          status: 'rejected',
-          reason: expect.objectContaining({ code: 'SQLITE_CONSTRAINT_FOREIGNKEY' }),
-        },
-      ]);
-      expect(await names()).toEqual([]);
-
-      await db.transaction((transaction) =>
-        transaction.query(insert.text, insert.values({ name: 'after' })),
-      );
-      expect(committedNames()).toEqual(['after']);
-    });
-
-    it('fails the turn under a transaction that ends the SQLite transaction; later ones start anew', async () => {
-      await db.write('DELETE FROM pets', []);
-      const before = db.transaction((transaction) =>
-        transaction.query(insert.text, insert.values({ name: 'before' })),
-      );
-      const ending = db.transaction(async (transaction) => {
-        await transaction.query('ROLLBACK', []);
-        throw new RollBack();
-      });
-      const after = db.transaction((transaction) =>
-        transaction.query(insert.text, insert.values({ name: 'after' })),
-      );
-      const outcomes = await Promise.allSettled([before, ending, after]);
-      expect(outcomes.map((outcome) => outcome.status)).toEqual([
-        'rejected',
-        'rejected',
-        'fulfilled',
-      ]);
-      expect(committedNames()).toEqual(['after']);
-    });
-
-    it('answers a failed transaction after the COMMIT of its turn too', async () => {
-      await db.write('DELETE FROM pets', []);
-      const written = db.transaction((transaction) =>
-        transaction.query(insert.text, insert.values({ name: 'never committed' })),
-      );
-      // It saw the first one's pet, which the failed COMMIT then undoes: it must fail as well.
-      const refused = db.transaction(async (transaction) => {
-        const [row] = await transaction.query('SELECT count(*) AS n FROM pets', []);
-        throw new Error(`saw ${String(row.n)} pet`);
-      });
-      const orphan = db.transaction((transaction) =>
-        transaction.query('INSERT INTO children (parent_id) VALUES (2)', []),
-      );
-      const outcomes = await Promise.allSettled([written, refused, orphan]);
-      expect(
-        outcomes.map((outcome) => outcome.status === 'rejected' && outcome.reason.code),
-      ).toEqual([
-        'SQLITE_CONSTRAINT_FOREIGNKEY',
-        'SQLITE_CONSTRAINT_FOREIGNKEY',
-        'SQLITE_CONSTRAINT_FOREIGNKEY',
-      ]);
-      expect(committedNames()).toEqual([]);
-    });
-  });
-
   it.runIf(engine === 'postgres')(
     'prepares each statement once per connection and runs it by name after that',
     async () => {
@@ -206,4 +87,142 @@ describe.each(ENGINES)('SqlRunner on its own engine [%s]', (engine) => {
       );
     },
   );
+});
+
+describe('SqliteSqlRunner: group commit (docs/architecture.md, "SQLite")', () => {
+  let database: TestDatabase;
+  let dataSource: DataSource;
+  let db: SqlRunner;
+  let insert: Statement<{ name: string }>;
+  beforeAll(async () => {
+    database = await createTestDatabase('sqlite');
+    dataSource = await openDataSource(
+      dataSourceOptions(loadConfig({ DATABASE_URL: database.url }).database),
+    );
+    db = new SqliteSqlRunner(dataSource);
+    insert = db.statement('INSERT INTO pets (name, category_id) VALUES (:name, 1) RETURNING id');
+  });
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await database?.drop();
+  });
+
+  const names = async () =>
+    (await db.read('SELECT name FROM pets ORDER BY id', [])).map((row) => row.name);
+  /** Another connection to the file, as another process would read it. */
+  let other: Database.Database;
+  beforeAll(async () => {
+    other = new Database(database.url.slice('sqlite:'.length), { readonly: true });
+    // A deferred foreign key is checked at COMMIT: a child without its parent fails the COMMIT.
+    await db.write('CREATE TABLE parents (id integer PRIMARY KEY)', []);
+    await db.write(
+      `CREATE TABLE children (parent_id integer
+       REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)`,
+      [],
+    );
+  });
+  afterAll(() => other?.close());
+
+  const committedNames = () =>
+    other
+      .prepare('SELECT name FROM pets ORDER BY id')
+      .all()
+      .map((row) => (row as { name: string }).name);
+
+  it('answers each transaction of a turn only once its COMMIT made it visible to others', async () => {
+    await db.write('DELETE FROM pets', []);
+    const seen = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        db
+          .transaction((transaction) =>
+            transaction.query(insert.text, insert.values({ name: `pet ${i}` })),
+          )
+          .then(() => committedNames().includes(`pet ${i}`)),
+      ),
+    );
+    expect(seen).toEqual(Array.from({ length: 20 }, () => true));
+  });
+
+  it('keeps a read started meanwhile from seeing what a transaction wrote and then undid', async () => {
+    await db.write('DELETE FROM pets', []);
+    const undone = db.transaction(async (transaction) => {
+      await transaction.query(insert.text, insert.values({ name: 'undone' }));
+      throw new RollBack();
+    });
+    const read = names();
+    await expect(undone).rejects.toBeInstanceOf(RollBack);
+    expect(await read).toEqual([]);
+  });
+
+  it('fails every transaction of a turn whose COMMIT fails, and stores none of them', async () => {
+    await db.write('DELETE FROM pets', []);
+    const kept = db.transaction((transaction) =>
+      transaction.query(insert.text, insert.values({ name: 'would be kept' })),
+    );
+    const orphan = db.transaction((transaction) =>
+      transaction.query('INSERT INTO children (parent_id) VALUES (1)', []),
+    );
+    const outcomes = await Promise.allSettled([kept, orphan]);
+    expect(outcomes).toEqual([
+      {
+        status: 'rejected',
+        reason: expect.objectContaining({ code: 'SQLITE_CONSTRAINT_FOREIGNKEY' }),
+      },
+      {
+        status: 'rejected',
+        reason: expect.objectContaining({ code: 'SQLITE_CONSTRAINT_FOREIGNKEY' }),
+      },
+    ]);
+    expect(await names()).toEqual([]);
+
+    await db.transaction((transaction) =>
+      transaction.query(insert.text, insert.values({ name: 'after' })),
+    );
+    expect(committedNames()).toEqual(['after']);
+  });
+
+  it('fails the turn under a transaction that ends the SQLite transaction; later ones start anew', async () => {
+    await db.write('DELETE FROM pets', []);
+    const before = db.transaction((transaction) =>
+      transaction.query(insert.text, insert.values({ name: 'before' })),
+    );
+    const ending = db.transaction(async (transaction) => {
+      await transaction.query('ROLLBACK', []);
+      throw new RollBack();
+    });
+    const after = db.transaction((transaction) =>
+      transaction.query(insert.text, insert.values({ name: 'after' })),
+    );
+    const outcomes = await Promise.allSettled([before, ending, after]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      'rejected',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect(committedNames()).toEqual(['after']);
+  });
+
+  it('answers a failed transaction after the COMMIT of its turn too', async () => {
+    await db.write('DELETE FROM pets', []);
+    const written = db.transaction((transaction) =>
+      transaction.query(insert.text, insert.values({ name: 'never committed' })),
+    );
+    // It saw the first one's pet, which the failed COMMIT then undoes: it must fail as well.
+    const refused = db.transaction(async (transaction) => {
+      const [row] = await transaction.query('SELECT count(*) AS n FROM pets', []);
+      throw new Error(`saw ${String(row.n)} pet`);
+    });
+    const orphan = db.transaction((transaction) =>
+      transaction.query('INSERT INTO children (parent_id) VALUES (2)', []),
+    );
+    const outcomes = await Promise.allSettled([written, refused, orphan]);
+    expect(outcomes.map((outcome) => outcome.status === 'rejected' && outcome.reason.code)).toEqual(
+      [
+        'SQLITE_CONSTRAINT_FOREIGNKEY',
+        'SQLITE_CONSTRAINT_FOREIGNKEY',
+        'SQLITE_CONSTRAINT_FOREIGNKEY',
+      ],
+    );
+    expect(committedNames()).toEqual([]);
+  });
 });

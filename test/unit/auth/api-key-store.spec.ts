@@ -8,6 +8,12 @@ import { type KeyDatabase, openKeyDatabase } from './key-database.js';
 const NOW = Date.parse('2026-11-23T12:00:00.123Z');
 const DAY_MS = 86_400_000;
 
+/** The stored row, as the database has it. */
+async function storedRow(keys: KeyDatabase, id: number): Promise<Row | undefined> {
+  const byId = keys.db.statement<{ id: number }>('SELECT * FROM api_keys WHERE id = :id');
+  return (await keys.db.write(byId.text, byId.values({ id })))[0];
+}
+
 describe.each(ENGINES)('ApiKeyStore [%s]', (engine) => {
   let keys: KeyDatabase;
   let store: ApiKeyStore;
@@ -21,11 +27,7 @@ describe.each(ENGINES)('ApiKeyStore [%s]', (engine) => {
     vi.restoreAllMocks();
   });
 
-  /** The stored row, as the database has it. */
-  async function stored(id: number): Promise<Row | undefined> {
-    const byId = keys.db.statement<{ id: number }>('SELECT * FROM api_keys WHERE id = :id');
-    return (await keys.db.write(byId.text, byId.values({ id })))[0];
-  }
+  const stored = (id: number) => storedRow(keys, id);
 
   describe('create', () => {
     it('stores the prefix and hash of a new key with every scope and no expiry, and returns the key once', async () => {
@@ -151,24 +153,33 @@ describe.each(ENGINES)('ApiKeyStore [%s]', (engine) => {
       expect(await store.isEmpty()).toBe(false);
     });
   });
+});
 
-  describe('dates', () => {
-    it.runIf(engine === 'sqlite')(
-      "stores dates as TypeORM did, UTC text; reads its rows, datetime('now')'s included, as UTC",
-      async () => {
-        vi.spyOn(Date, 'now').mockReturnValue(NOW);
-        const { summary } = await store.create('ci', { expiresInDays: 1 });
-        expect((await stored(summary.id))?.expires_at).toBe('2026-11-24 12:00:00.123');
+// SQLite stores dates as text, in the format TypeORM wrote them in; PostgreSQL as timestamptz.
+describe('ApiKeyStore on SQLite: dates', () => {
+  let keys: KeyDatabase;
+  let store: ApiKeyStore;
+  beforeAll(async () => {
+    keys = await openKeyDatabase('sqlite');
+    store = new ApiKeyStore(keys.db);
+  });
+  afterAll(() => keys?.close());
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
 
-        await keys.db.write(
-          `INSERT INTO api_keys (name, prefix, key_hash, created_at, expires_at)
-          VALUES ('old', 'aaaaaaaaaaaa', 'hash', '2026-11-26 10:00:00', '2026-12-01 08:30:00.250')`,
-          [],
-        );
-        const old = (await store.list()).find(({ name }) => name === 'old');
-        expect(old?.createdAt).toEqual(new Date('2026-11-26T10:00:00.000Z'));
-        expect(old?.expiresAt).toEqual(new Date('2026-12-01T08:30:00.250Z'));
-      },
+  it("stores dates as TypeORM did, UTC text; reads its rows, datetime('now')'s included, as UTC", async () => {
+    vi.spyOn(Date, 'now').mockReturnValue(NOW);
+    const { summary } = await store.create('ci', { expiresInDays: 1 });
+    expect((await storedRow(keys, summary.id))?.expires_at).toBe('2026-11-24 12:00:00.123');
+
+    await keys.db.write(
+      `INSERT INTO api_keys (name, prefix, key_hash, created_at, expires_at)
+      VALUES ('old', 'aaaaaaaaaaaa', 'hash', '2026-11-26 10:00:00', '2026-12-01 08:30:00.250')`,
+      [],
     );
+    const old = (await store.list()).find(({ name }) => name === 'old');
+    expect(old?.createdAt).toEqual(new Date('2026-11-26T10:00:00.000Z'));
+    expect(old?.expiresAt).toEqual(new Date('2026-12-01T08:30:00.250Z'));
   });
 });
