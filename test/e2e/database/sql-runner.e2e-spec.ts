@@ -1,37 +1,62 @@
 import Database from 'better-sqlite3';
-import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataSourceOptions, openDataSource } from '../../../src/database/data-source.js';
 import { PostgresSqlRunner } from '../../../src/database/postgres-sql-runner.js';
 import type { SqlRunner, Statement } from '../../../src/database/sql-runner.js';
 import { SqliteSqlRunner } from '../../../src/database/sqlite-sql-runner.js';
 import { loadConfig } from '../../../src/config/app-config.js';
-import { createTestDatabase, ENGINES, type TestDatabase } from '../../support/test-database.js';
+import {
+  createTestDatabase,
+  type Engine,
+  ENGINES,
+  type TestDatabase,
+} from '../../support/test-database.js';
 
 /** Thrown to roll a transaction back on purpose. */
 class RollBack extends Error {}
 
+interface RunnerUnderTest {
+  database: TestDatabase;
+  db: SqlRunner;
+  /** Inserts a pet named `name`. */
+  insert: Statement<{ name: string }>;
+  close(): Promise<void>;
+}
+
+/** The engine's runner on a fresh, migrated database of its own. */
+async function openRunner(engine: Engine): Promise<RunnerUnderTest> {
+  const database = await createTestDatabase(engine);
+  const dataSource = await openDataSource(
+    dataSourceOptions(loadConfig({ DATABASE_URL: database.url }).database),
+  );
+  const db =
+    engine === 'postgres' ? new PostgresSqlRunner(dataSource) : new SqliteSqlRunner(dataSource);
+  return {
+    database,
+    db,
+    insert: db.statement('INSERT INTO pets (name, category_id) VALUES (:name, 1) RETURNING id'),
+    close: async () => {
+      await dataSource.destroy();
+      await database.drop();
+    },
+  };
+}
+
+async function storedNames(db: SqlRunner): Promise<unknown[]> {
+  return (await db.read('SELECT name FROM pets ORDER BY id', [])).map((row) => row.name);
+}
+
 describe.each(ENGINES)('SqlRunner on its own engine [%s]', (engine) => {
-  let database: TestDatabase;
-  let dataSource: DataSource;
+  let runner: RunnerUnderTest;
   let db: SqlRunner;
   let insert: Statement<{ name: string }>;
   beforeAll(async () => {
-    database = await createTestDatabase(engine);
-    dataSource = await openDataSource(
-      dataSourceOptions(loadConfig({ DATABASE_URL: database.url }).database),
-    );
-    db =
-      engine === 'postgres' ? new PostgresSqlRunner(dataSource) : new SqliteSqlRunner(dataSource);
-    insert = db.statement('INSERT INTO pets (name, category_id) VALUES (:name, 1) RETURNING id');
+    runner = await openRunner(engine);
+    ({ db, insert } = runner);
   });
-  afterAll(async () => {
-    await dataSource?.destroy();
-    await database?.drop();
-  });
+  afterAll(() => runner?.close());
 
-  const names = async () =>
-    (await db.read('SELECT name FROM pets ORDER BY id', [])).map((row) => row.name);
+  const names = () => storedNames(db);
 
   it('keeps writes made while other transactions roll back, and nothing of those', async () => {
     await db.write('DELETE FROM pets', []);
@@ -90,29 +115,20 @@ describe.each(ENGINES)('SqlRunner on its own engine [%s]', (engine) => {
 });
 
 describe('SqliteSqlRunner: group commit (docs/architecture.md, "SQLite")', () => {
-  let database: TestDatabase;
-  let dataSource: DataSource;
+  let runner: RunnerUnderTest;
   let db: SqlRunner;
   let insert: Statement<{ name: string }>;
   beforeAll(async () => {
-    database = await createTestDatabase('sqlite');
-    dataSource = await openDataSource(
-      dataSourceOptions(loadConfig({ DATABASE_URL: database.url }).database),
-    );
-    db = new SqliteSqlRunner(dataSource);
-    insert = db.statement('INSERT INTO pets (name, category_id) VALUES (:name, 1) RETURNING id');
+    runner = await openRunner('sqlite');
+    ({ db, insert } = runner);
   });
-  afterAll(async () => {
-    await dataSource?.destroy();
-    await database?.drop();
-  });
+  afterAll(() => runner?.close());
 
-  const names = async () =>
-    (await db.read('SELECT name FROM pets ORDER BY id', [])).map((row) => row.name);
+  const names = () => storedNames(db);
   /** Another connection to the file, as another process would read it. */
   let other: Database.Database;
   beforeAll(async () => {
-    other = new Database(database.url.slice('sqlite:'.length), { readonly: true });
+    other = new Database(runner.database.url.slice('sqlite:'.length), { readonly: true });
     // A deferred foreign key is checked at COMMIT: a child without its parent fails the COMMIT.
     await db.write('CREATE TABLE parents (id integer PRIMARY KEY)', []);
     await db.write(
