@@ -1,5 +1,6 @@
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import pg from 'pg';
+import { ThrottledTask } from '../time/throttled-task.js';
 
 /** The channel processes announce committed events on, and listen to. */
 const CHANNEL = 'pet_events';
@@ -47,8 +48,7 @@ export class PostgresChangeNotifications extends ChangeNotifications {
   private readonly listeners: (() => void)[] = [];
   private closed = false;
   private retry?: NodeJS.Timeout;
-  private announcing = false;
-  private announceAgain = false;
+  private readonly announcements = new ThrottledTask(ANNOUNCE_INTERVAL_MS, () => this.notify());
 
   constructor(private readonly url: string) {
     super();
@@ -66,21 +66,7 @@ export class PostgresChangeNotifications extends ChangeNotifications {
   }
 
   announce(): void {
-    if (this.announcing) {
-      this.announceAgain = true;
-      return;
-    }
-    this.announcing = true;
-    const startedAt = Date.now();
-    void this.notify().finally(() => {
-      const wait = Math.max(0, startedAt + ANNOUNCE_INTERVAL_MS - Date.now());
-      setTimeout(() => {
-        this.announcing = false;
-        if (!this.announceAgain) return;
-        this.announceAgain = false;
-        this.announce();
-      }, wait).unref();
-    });
+    this.announcements.request();
   }
 
   async close(): Promise<void> {

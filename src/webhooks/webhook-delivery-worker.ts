@@ -12,6 +12,7 @@ import { eventJson } from '../events/event-json.js';
 import { PetEventsRepository, type StoredPetEvent } from '../events/pet-events.repository.js';
 import { inLinkedRootSpan, untraced } from '../telemetry/tracing.js';
 import { Clock } from '../time/clock.js';
+import { ThrottledTask } from '../time/throttled-task.js';
 import { nextAttemptDelayMs, retryAfterMs } from './retry-schedule.js';
 import {
   type DeliveryBatch,
@@ -64,9 +65,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private readonly owner = randomUUID();
   private readonly sending = new Map<number, Promise<void>>();
   private timer?: NodeJS.Timeout;
-  /** The pass running now; undefined between passes. */
-  private running?: Promise<void>;
-  private wokenAgain = false;
+  private readonly passes = new ThrottledTask(MIN_PASS_INTERVAL_MS, () =>
+    untraced(() => this.pass()),
+  );
   private stopping = false;
   /** Aborted when SIGTERM has waited long enough for the attempts in flight. */
   private readonly cutOff = new AbortController();
@@ -97,7 +98,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     clearInterval(this.timer);
-    const finished = Promise.all([this.running, ...this.sending.values()]);
+    const finished = Promise.all([this.passes.settled(), ...this.sending.values()]);
     const waited = setTimeout(() => this.cutOff.abort(), SHUTDOWN_WAIT_MS);
     await finished;
     clearTimeout(waited);
@@ -105,21 +106,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
 
   /** Runs a pass, or another after the one running, at most one per MIN_PASS_INTERVAL_MS. */
   wake(): void {
-    if (this.stopping) return;
-    if (this.running) {
-      this.wokenAgain = true;
-      return;
-    }
-    const startedAt = Date.now();
-    this.running = untraced(() => this.pass()).finally(() => {
-      const wait = Math.max(0, startedAt + MIN_PASS_INTERVAL_MS - Date.now());
-      setTimeout(() => {
-        this.running = undefined;
-        if (!this.wokenAgain) return;
-        this.wokenAgain = false;
-        this.wake();
-      }, wait).unref();
-    });
+    if (!this.stopping) this.passes.request();
   }
 
   private async pass(): Promise<void> {
