@@ -23,6 +23,7 @@ import {
 import { type IfMatch, IfMatchHeader } from '../http/if-match.js';
 import { MERGE_PATCH_TYPE } from '../http/request-body.js';
 import { Deprecated, deprecationHeaders, goneMessage } from '../deprecation/deprecation.js';
+import { ParsePathIdPipe } from '../http/path-id.pipe.js';
 import { HttpRoute } from '../http/route-config.js';
 import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
@@ -40,7 +41,6 @@ import {
   IdempotencyKey,
 } from './idempotency-key.js';
 import { GET_PET_DEPRECATION, PETS_PATH } from './get-pet-deprecation.js';
-import { ParsePetIdPipe } from './pet-id.pipe.js';
 import { petEntityTag } from './pet-entity-tag.js';
 import { describeTransitions, invalidTransitionMessage } from './pet-lifecycle.js';
 import { NonEmptyPatchPipe } from './pet-patch.pipe.js';
@@ -72,6 +72,8 @@ const GET_PET_HEADERS = {
   },
   ...RATE_LIMIT_HEADERS,
 };
+
+const PET_ID = new ParsePathIdPipe('petId');
 
 /** The body types updatePet takes, merge patch first: the one RFC 7396 defines for it. */
 const PATCH_BODY_TYPES = [MERGE_PATCH_TYPE, 'application/json'];
@@ -224,7 +226,7 @@ export class PetsController {
   })
   @ApiPetId()
   async getPet(
-    @Param('petId', ParsePetIdPipe) petId: number,
+    @Param('petId', PET_ID) petId: number,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PetDto> {
     return withEntityTag(reply, await this.pets.get(petId));
@@ -278,7 +280,7 @@ export class PetsController {
   })
   @ApiPetId()
   async updatePet(
-    @Param('petId', ParsePetIdPipe) petId: number,
+    @Param('petId', PET_ID) petId: number,
     @Body(NonEmptyPatchPipe) patch: PetPatchDto,
     @IfMatchHeader() ifMatch: IfMatch | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,

@@ -50,29 +50,29 @@ export class WebhookMetrics {
 
   private registerBacklogGauges(metrics: Metrics): void {
     const backlog = () => this.backlogOfThisScrape(metrics);
-    new Gauge({
-      name: 'animal_store_webhook_deliveries_owed',
-      help: 'Webhook deliveries not yet made nor given up (events after the cursor, failed deliveries awaiting a retry), by enabled subscription id; read from the database at each scrape, the same on every instance.',
-      labelNames: ['subscription_id'] as const,
-      registers: [metrics.registry],
-      async collect() {
-        const subscriptions = await backlog();
-        this.reset();
-        for (const { id, owed } of subscriptions) this.set({ subscription_id: String(id) }, owed);
-      },
-    });
-    new Gauge({
-      name: 'animal_store_webhook_oldest_owed_age_seconds',
-      help: 'Age of the oldest event an enabled subscription is owed, from its commit, by subscription id; 0 when none is owed. Read with the deliveries owed.',
-      labelNames: ['subscription_id'] as const,
-      registers: [metrics.registry],
-      async collect() {
-        const subscriptions = await backlog();
-        this.reset();
-        for (const { id, ageSeconds } of subscriptions)
-          this.set({ subscription_id: String(id) }, ageSeconds);
-      },
-    });
+    const gauge = (name: string, help: string, valueOf: (owed: OwedNow) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['subscription_id'] as const,
+        registers: [metrics.registry],
+        async collect() {
+          const subscriptions = await backlog();
+          this.reset();
+          for (const owed of subscriptions)
+            this.set({ subscription_id: String(owed.id) }, valueOf(owed));
+        },
+      });
+    gauge(
+      'animal_store_webhook_deliveries_owed',
+      'Webhook deliveries not yet made nor given up (events after the cursor, failed deliveries awaiting a retry), by enabled subscription id; read from the database at each scrape, the same on every instance.',
+      ({ owed }) => owed,
+    );
+    gauge(
+      'animal_store_webhook_oldest_owed_age_seconds',
+      'Age of the oldest event an enabled subscription is owed, from its commit, by subscription id; 0 when none is owed. Read with the deliveries owed.',
+      ({ ageSeconds }) => ageSeconds,
+    );
   }
 
   /** One read for both gauges: a scrape collects them at once, so the second joins the first's. */

@@ -1,4 +1,13 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import {
+  applyDecorators,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Post,
+} from '@nestjs/common';
 import {
   ApiCreatedResponse,
   ApiNoContentResponse,
@@ -11,15 +20,17 @@ import {
 import { RequireScope } from '../auth/require-scope.decorator.js';
 import { webhookLimitMessage } from '../errors/api-error.js';
 import { ApiErrorResponses, errorContent } from '../errors/api-error-responses.js';
+import { ParsePathIdPipe } from '../http/path-id.pipe.js';
 import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
 import { NewWebhookDto } from './dto/new-webhook.dto.js';
 import { WebhookDto } from './dto/webhook.dto.js';
 import { WEBHOOK_CALLBACKS } from './dto/webhook-delivery.openapi.js';
 import { WEBHOOK_ID_SCHEMA } from './dto/webhook-properties.js';
 import { WebhookWithSecretDto } from './dto/webhook-with-secret.dto.js';
-import { ParseWebhookIdPipe } from './webhook-id.pipe.js';
 import { MAX_WEBHOOKS } from './webhook-subscription.js';
 import { WebhooksService } from './webhooks.service.js';
+
+const WEBHOOK_ID = new ParsePathIdPipe('id');
 
 const CREATE_WEBHOOK_DESCRIPTION =
   'Subscribes a URL to the changes committed from now on: each event (the PetEvent of listEvents) ' +
@@ -89,9 +100,8 @@ export class WebhooksController {
     description: 'The webhook and the state of its deliveries; never its secret.',
   })
   @ApiOkResponse({ description: 'The webhook.', type: WebhookDto, headers: RATE_LIMIT_HEADERS })
-  @ApiErrorResponses(400, 404)
   @ApiWebhookId()
-  getWebhook(@Param('id', ParseWebhookIdPipe) id: number): Promise<WebhookDto> {
+  getWebhook(@Param('id', WEBHOOK_ID) id: number): Promise<WebhookDto> {
     return this.webhooks.get(id);
   }
 
@@ -105,9 +115,8 @@ export class WebhooksController {
       'Deletes the webhook and what it was still owed: nothing more is sent to it once this answers.',
   })
   @ApiNoContentResponse({ description: 'Deleted.', headers: RATE_LIMIT_HEADERS })
-  @ApiErrorResponses(400, 404)
   @ApiWebhookId()
-  deleteWebhook(@Param('id', ParseWebhookIdPipe) id: number): Promise<void> {
+  deleteWebhook(@Param('id', WEBHOOK_ID) id: number): Promise<void> {
     return this.webhooks.delete(id);
   }
 
@@ -124,17 +133,20 @@ export class WebhooksController {
     type: WebhookWithSecretDto,
     headers: RATE_LIMIT_HEADERS,
   })
-  @ApiErrorResponses(400, 404)
   @ApiWebhookId()
-  rotateWebhookSecret(@Param('id', ParseWebhookIdPipe) id: number): Promise<WebhookWithSecretDto> {
+  rotateWebhookSecret(@Param('id', WEBHOOK_ID) id: number): Promise<WebhookWithSecretDto> {
     return this.webhooks.rotateSecret(id);
   }
 }
 
+/** The webhook a path names: its `id` parameter, and the 400 and 404 of a bad or unknown one. */
 function ApiWebhookId() {
-  return ApiParam({
-    name: 'id',
-    description: 'The identifier of the webhook.',
-    schema: WEBHOOK_ID_SCHEMA,
-  });
+  return applyDecorators(
+    ApiErrorResponses(400, 404),
+    ApiParam({
+      name: 'id',
+      description: 'The identifier of the webhook.',
+      schema: WEBHOOK_ID_SCHEMA,
+    }),
+  );
 }
