@@ -140,6 +140,9 @@ function statements(db: SqlRunner) {
       `SELECT ${LEASED_COLUMNS} FROM webhook_subscriptions
       WHERE id = :id AND lease_owner = :owner AND disabled_at IS NULL`,
     ),
+    anyEnabled: db.statement<object>(
+      'SELECT 1 AS enabled FROM webhook_subscriptions WHERE disabled_at IS NULL LIMIT 1',
+    ),
     releaseLease: db.statement<{ id: number; owner: string; now: string }>(
       `UPDATE webhook_subscriptions SET leased_until = :now, lease_owner = NULL
       WHERE id = :id AND lease_owner = :owner`,
@@ -253,6 +256,12 @@ export class WebhookDeliveriesRepository {
     const { leased } = this.sql;
     const [row] = await this.db.write(leased.text, leased.values({ id, owner }));
     return row && toLeased(row);
+  }
+
+  /** Whether the store has a webhook that is not disabled. */
+  async hasEnabledSubscription(): Promise<boolean> {
+    const rows = await this.db.write(this.sql.anyEnabled.text, []);
+    return rows.length > 0;
   }
 
   /** Lets the lease go at `now`. */

@@ -25,7 +25,10 @@ import { WebhookMetrics } from './webhook-metrics.js';
 import { type AttemptOutcome, WebhookSender } from './webhook-sender.js';
 import { type DeliverySigner, deliverySigner } from './webhook-signature.js';
 
-/** Looks for owed and due deliveries this often even without a commit to wake it. */
+/**
+ * Looks for owed and due deliveries this often even without a commit to wake it, and for whether
+ * the store has an enabled webhook at all.
+ */
 const POLL_MS = 1_000;
 /**
  * At most one pass per this many milliseconds: each pass reads and writes the database, so under
@@ -69,6 +72,13 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     untraced(() => this.pass()),
   );
   private stopping = false;
+  /**
+   * Whether the store had an enabled webhook at the last look: commits wake the worker only then,
+   * so a store without webhooks pays no pass for its changes (docs/performance.md).
+   */
+  private subscribed = true;
+  /** Webhooks created here so far: a look that began before one was created cannot deny it. */
+  private createdHere = 0;
   /** Aborted when SIGTERM has waited long enough for the attempts in flight. */
   private readonly cutOff = new AbortController();
 
@@ -83,11 +93,20 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   ) {}
 
   onApplicationBootstrap(): void {
-    this.events.onCommitted(() => this.wake());
-    this.notifications.listen(() => this.wake());
-    this.timer = setInterval(() => this.wake(), POLL_MS);
+    const wakeIfSubscribed = () => {
+      if (this.subscribed) this.wake();
+    };
+    this.events.onCommitted(wakeIfSubscribed);
+    this.notifications.listen(wakeIfSubscribed);
+    this.timer = setInterval(() => void this.poll(), POLL_MS);
     this.timer.unref();
-    this.wake();
+    void this.poll();
+  }
+
+  /** A webhook was created here: its deliveries start with the next commit, not the next poll. */
+  subscriptionCreated(): void {
+    this.createdHere += 1;
+    this.subscribed = true;
   }
 
   /**
@@ -107,6 +126,22 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   /** Runs a pass, or another after the one running, at most one per MIN_PASS_INTERVAL_MS. */
   wake(): void {
     if (!this.stopping) this.passes.request();
+  }
+
+  /**
+   * The timer's look: whether the store has an enabled webhook (one created on another instance
+   * is seen here within POLL_MS), then a pass if it has.
+   */
+  private async poll(): Promise<void> {
+    const createdBefore = this.createdHere;
+    let subscribed = true;
+    try {
+      subscribed = await untraced(() => this.deliveries.hasEnabledSubscription());
+    } catch {
+      // The pass finds out what is wrong, and says so.
+    }
+    this.subscribed = subscribed || this.createdHere !== createdBefore;
+    if (this.subscribed) this.wake();
   }
 
   private async pass(): Promise<void> {

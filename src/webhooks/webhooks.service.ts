@@ -6,6 +6,7 @@ import { Clock } from '../time/clock.js';
 import type { NewWebhookDto } from './dto/new-webhook.dto.js';
 import type { WebhookDto } from './dto/webhook.dto.js';
 import type { WebhookWithSecretDto } from './dto/webhook-with-secret.dto.js';
+import { WebhookDeliveryWorker } from './webhook-delivery-worker.js';
 import { newWebhookSecret, PREVIOUS_SECRET_OVERLAP_MS } from './webhook-secret.js';
 import { MAX_WEBHOOKS, type WebhookSubscription } from './webhook-subscription.js';
 import { WebhookSubscriptionsRepository } from './webhook-subscriptions.repository.js';
@@ -21,6 +22,7 @@ export class WebhooksService {
     private readonly subscriptions: WebhookSubscriptionsRepository,
     private readonly events: PetEventsRepository,
     private readonly targets: WebhookTargetPolicy,
+    private readonly worker: WebhookDeliveryWorker,
     private readonly clock: Clock,
   ) {}
 
@@ -45,6 +47,7 @@ export class WebhooksService {
       MAX_WEBHOOKS,
     );
     if (id === undefined) throw webhookLimitReached(MAX_WEBHOOKS);
+    this.worker.subscriptionCreated();
     return withSecret(await this.get(id), secret);
   }
 

@@ -100,6 +100,26 @@ describe.each(ENGINES)('webhook metrics [%s]', (engine) => {
     ]);
   });
 
+  it('shows no worker statement on commits while the store has no enabled webhook', async () => {
+    // beforeEach deleted every webhook; the worker's next look, within a second, finds none.
+    await sleep(1_200);
+    const leaseStatements = () =>
+      countOf(
+        'animal_store_db_query_duration_seconds',
+        '{operation="UPDATE webhook_subscriptions",role="primary"}',
+      );
+    const before = await leaseStatements();
+    for (let i = 0; i < 10; i++) await createPet(t, { name: `Quiet ${i}`, categoryId: 1 });
+    await sleep(300);
+    expect(await leaseStatements()).toBe(before);
+
+    // A webhook created here is sent the next commit's event.
+    await subscribe();
+    await createPet(t, { name: 'Loud', categoryId: 1 });
+    await receiver.waitFor(1);
+    expect(await leaseStatements()).toBeGreaterThan(before);
+  });
+
   it('shows what a failing receiver is owed, counts each failed attempt and the give-up', async () => {
     receiver.answer = () => ({ status: 500 });
     const id = await subscribe();
