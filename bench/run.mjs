@@ -6,7 +6,8 @@
 // each service/reference ratio compares two measurements taken seconds apart: a shared VM's speed
 // drifts by tens of percent over a minute, and ratios of runs minutes apart would measure the drift.
 // Reports medians of those per-slice ratios.
-// --pg races them on PostgreSQL (one database, both writing to it); --scale compares a deep page
+// --pg races them on PostgreSQL (one database, both writing to it; --against gives the other build a
+// copy of its own, so neither hears the other's NOTIFY); --scale compares a deep page
 // with page 1 on the service alone;
 // --observability races the service against itself with metrics on and with tracing on;
 // --against REV races the service (the working tree) against the build of git revision REV
@@ -227,6 +228,10 @@ if (opts.webhooks && opts.pg) {
   const own = { DATABASE_URL: await copyPostgres(opts.pg, '_webhooks') };
   for (const contender of ['webhooks', 'deliveries']) Object.assign(CONTENDERS[contender].env, own);
 }
+// Two builds on one PostgreSQL database would hear each other's NOTIFY and wake for each other's
+// commits, on the server's one CPU: the build raced with --against gets a copy of its own.
+if (against && opts.pg)
+  CONTENDERS.before.env = { DATABASE_URL: await copyPostgres(opts.pg, '_before') };
 const scenarios = opts.events
   ? []
   : defineScenarios({
@@ -248,11 +253,12 @@ if (chosenScenarios && scenarios.length !== chosenScenarios.length) {
 }
 const measuresPatch = scenarios.some((scenario) => scenario.name === 'patch');
 /**
- * How far the patch scenario has gone through its pool on each database: a load goes on from
- * there, so every request changes its pet. On PostgreSQL both contenders share one database (and
- * so one count) for the whole run; on SQLite each server start gets a fresh copy.
+ * How far the patch scenario has gone through its pool on each PostgreSQL database, by URL: a load
+ * goes on from there, so every request changes its pet. Contenders that share a database share
+ * its count for the whole run; on SQLite each server start gets a fresh copy.
  */
-const sharedPatchCursor = { sent: 0 };
+const patchCursors = new Map();
+const patchCursorOn = (url) => patchCursors.get(url) ?? patchCursors.set(url, { sent: 0 }).get(url);
 /** Patch requests sent and pet revisions they made, on each database the run used. */
 const patchWrites = [];
 
@@ -264,8 +270,10 @@ try {
   }
   if (opts.webhooks) webhookDeliveries = await timeWebhookDeliveries();
   if (opts.pg && measuresPatch) {
-    const written = await data.revisionsMade(patchPool);
-    patchWrites.push({ database: 'shared', sent: sharedPatchCursor.sent, written });
+    for (const [url, { sent }] of patchCursors) {
+      const written = await data.revisionsMade(patchPool, url);
+      patchWrites.push({ database: new URL(url).pathname.slice(1), sent, written });
+    }
   }
 } catch (error) {
   process.stderr.write(`\nbench failed: ${error.message}\nlogs kept in ${workDir}\n`);
@@ -572,7 +580,7 @@ async function startContender(contender, round) {
     cwd,
     logFile: join(workDir, `${contender}-${round}.log`),
   });
-  const patchCursor = sqlitePath ? { sent: 0 } : sharedPatchCursor;
+  const patchCursor = sqlitePath ? { sent: 0 } : patchCursorOn(env.DATABASE_URL);
   return {
     ...server,
     contender,

@@ -109,7 +109,11 @@ export async function preparePostgres({ url, rows, events = 0, eventPets = rows,
       );
       await client.query('VACUUM ANALYZE pet_events');
     }
-    return { key, revisionsMade: (pool) => revisionsMadeOnPostgres(url, pool) };
+    return {
+      key,
+      /** On the seeded database, or on `copy`, a copyPostgres of it. */
+      revisionsMade: (pool, copy = url) => revisionsMadeOnPostgres(copy, pool),
+    };
   } finally {
     await client.end();
   }
