@@ -221,12 +221,13 @@ describe.skipIf(!hasPrometheus).each(ENGINES)(
         ['operation', 'role'],
       );
       const ping = 'operation=SELECT,role=primary';
-      // The webhook worker looks for subscriptions owed deliveries every second, and each scrape
-      // reads the webhook backlog: their counts depend on time.
+      // The webhook worker looks every second whether the store has an enabled webhook (none here,
+      // so it leases nothing), and each scrape reads the webhook backlog: their counts depend on
+      // time.
       const worker = statements.filter((s) => s.includes(' webhook_'));
       expect(worker.map((s) => s.split(' ').slice(0, 2).join(' '))).toEqual([
         'operation=SELECT webhook_deliveries,role=primary',
-        'operation=UPDATE webhook_subscriptions,role=primary',
+        'operation=SELECT webhook_subscriptions,role=primary',
       ]);
       // Keys are looked up when their 2 s in the cache run out, a number of times that depends on
       // time; a key's last use and last deprecated call are written once a minute.
