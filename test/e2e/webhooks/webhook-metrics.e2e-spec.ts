@@ -113,7 +113,7 @@ describe.each(ENGINES)('webhook metrics [%s]', (engine) => {
     await sleep(300);
     expect(await leaseStatements()).toBe(before);
 
-    // A webhook created here is sent the next commit's event.
+    // With a webhook, the next commit's event is leased and delivered.
     await subscribe();
     await createPet(t, { name: 'Loud', categoryId: 1 });
     await receiver.waitFor(1);
