@@ -1,19 +1,13 @@
-import { applyDecorators, Controller, Get, Headers, Query, Res } from '@nestjs/common';
-import {
-  ApiHeader,
-  ApiOkResponse,
-  ApiOperation,
-  ApiProduces,
-  ApiResponse,
-  ApiTags,
-} from '@nestjs/swagger';
+import { applyDecorators, Get, Headers, Query, Res } from '@nestjs/common';
+import { ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { PassThrough } from 'node:stream';
 import { type ApiKeyPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { RequireScope } from '../auth/require-scope.decorator.js';
 import { validationFailed } from '../errors/api-error.js';
 import { ApiErrorResponses, errorContent } from '../errors/api-error-responses.js';
-import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
+import { RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
+import { V1Controller } from '../rate-limit/v1-controller.decorator.js';
 import { ListEventsQueryDto } from './dto/list-events-query.dto.js';
 import { PetEventDto } from './dto/pet-event.dto.js';
 import { StreamEventsQueryDto } from './dto/stream-events-query.dto.js';
@@ -40,11 +34,7 @@ const STREAM_EVENTS_DESCRIPTION =
   `\`event: ${KEY_REFUSED_EVENT}\`, whose data is the Error body a request with that key now ` +
   'gets (401, or 403 for the scope). Do not reconnect with that key.';
 
-@ApiTags('events')
-@ApiErrorResponses(401)
-@ApiRateLimitedResponse()
-@ApiErrorResponses(500, 503)
-@Controller({ path: 'events', version: '1' })
+@V1Controller('events', 'events')
 export class EventsController {
   constructor(
     private readonly events: EventsService,

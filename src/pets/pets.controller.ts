@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { Body, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import {
   ApiConsumes,
   ApiCreatedResponse,
@@ -8,7 +8,6 @@ import {
   ApiOperation,
   ApiParam,
   ApiResponse,
-  ApiTags,
 } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { type ApiKeyPrincipal, CurrentPrincipal } from '../auth/principal.js';
@@ -25,7 +24,8 @@ import { MERGE_PATCH_TYPE } from '../http/request-body.js';
 import { Deprecated, deprecationHeaders, goneMessage } from '../deprecation/deprecation.js';
 import { ParsePathIdPipe } from '../http/path-id.pipe.js';
 import { HttpRoute } from '../http/route-config.js';
-import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
+import { RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
+import { V1Controller } from '../rate-limit/v1-controller.decorator.js';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
@@ -107,13 +107,9 @@ const LIST_PETS_DESCRIPTION =
   '`Link: <…>; rel="next"` header; following it until it is absent visits every animal that existed when ' +
   'the walk began exactly once, even while animals are being added.';
 
-@ApiTags('animals')
+@V1Controller('pets', 'animals')
 // The events feature's PetEvent refers to it by name (docs/events.md).
 @ApiExtraModels(PetChangeDto)
-@ApiErrorResponses(401)
-@ApiRateLimitedResponse()
-@ApiErrorResponses(500, 503)
-@Controller({ path: 'pets', version: '1' })
 export class PetsController {
   constructor(private readonly pets: PetsService) {}
 

@@ -1,13 +1,4 @@
-import {
-  applyDecorators,
-  Body,
-  Controller,
-  Delete,
-  Get,
-  HttpCode,
-  Param,
-  Post,
-} from '@nestjs/common';
+import { applyDecorators, Body, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import {
   ApiCreatedResponse,
   ApiNoContentResponse,
@@ -15,13 +6,13 @@ import {
   ApiOperation,
   ApiResponse,
   ApiParam,
-  ApiTags,
 } from '@nestjs/swagger';
 import { RequireScope } from '../auth/require-scope.decorator.js';
 import { webhookLimitMessage } from '../errors/api-error.js';
 import { ApiErrorResponses, errorContent } from '../errors/api-error-responses.js';
 import { ParsePathIdPipe } from '../http/path-id.pipe.js';
-import { ApiRateLimitedResponse, RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
+import { RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
+import { V1Controller } from '../rate-limit/v1-controller.decorator.js';
 import { NewWebhookDto } from './dto/new-webhook.dto.js';
 import { WebhookDto } from './dto/webhook.dto.js';
 import { WEBHOOK_CALLBACKS } from './dto/webhook-delivery.openapi.js';
@@ -44,11 +35,7 @@ const ROTATE_SECRET_DESCRIPTION =
   'carry signatures by both the new and the previous secret, so the receiver can switch over ' +
   'without refusing any.';
 
-@ApiTags('webhooks')
-@ApiErrorResponses(401)
-@ApiRateLimitedResponse()
-@ApiErrorResponses(500, 503)
-@Controller({ path: 'webhooks', version: '1' })
+@V1Controller('webhooks', 'webhooks')
 export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
