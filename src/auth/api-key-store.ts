@@ -86,28 +86,26 @@ export class ApiKeyStore {
       expiresAt: expiresInDays === undefined ? null : new Date(Date.now() + expiresInDays * DAY_MS),
     };
     const { insert } = this.sql;
-    const [saved] = await this.db.write(insert.text, insert.values(this.rows.toParameters(row)));
+    const [saved] = await this.db.writeStatement(insert, this.rows.toParameters(row));
     return { key, summary: summarize(this.rows.toEntity(saved)) };
   }
 
   async list(): Promise<ApiKeySummary[]> {
     const { all } = this.sql;
-    return (await this.db.write(all.text, all.values({}))).map((row) =>
-      summarize(this.rows.toEntity(row)),
-    );
+    return (await this.db.writeStatement(all, {})).map((row) => summarize(this.rows.toEntity(row)));
   }
 
   /** Revokes a key (idempotent); undefined when no key has that id. */
   async revoke(id: number): Promise<ApiKeySummary | undefined> {
     const { revoke } = this.sql;
     const now = this.rows.toParameters({ revokedAt: new Date() }).revokedAt;
-    const [row] = await this.db.write(revoke.text, revoke.values({ id, now }));
+    const [row] = await this.db.writeStatement(revoke, { id, now });
     return row ? summarize(this.rows.toEntity(row)) : undefined;
   }
 
   async isEmpty(): Promise<boolean> {
     const { any } = this.sql;
-    return (await this.db.write(any.text, any.values({}))).length === 0;
+    return (await this.db.writeStatement(any, {})).length === 0;
   }
 }
 

@@ -69,6 +69,16 @@ export abstract class SqlRunner {
   /** A statement that writes, or a read that must see this instance's latest writes. */
   abstract write(sql: string, params: unknown[]): Promise<Row[]>;
 
+  /** `read` of a built statement with a call's parameters. */
+  readStatement<P>(statement: Statement<P>, parameters: P): Promise<Row[]> {
+    return this.read(statement.text, statement.values(parameters));
+  }
+
+  /** `write` of a built statement with a call's parameters. */
+  writeStatement<P>(statement: Statement<P>, parameters: P): Promise<Row[]> {
+    return this.write(statement.text, statement.values(parameters));
+  }
+
   /** Runs `work` in a transaction; a throw rolls it back and is rethrown. */
   abstract transaction<T>(work: (transaction: SqlTransaction) => Promise<T>): Promise<T>;
 }

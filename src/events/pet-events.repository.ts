@@ -112,7 +112,7 @@ export class PetEventsRepository {
 
   /** The newest event a reader may be served now; before every event when there is none. */
   async findNewestPosition(): Promise<EventPosition> {
-    const [row] = await this.read(this.sql.newest, {});
+    const [row] = await this.db.readStatement(this.sql.newest, {});
     return row ? positionOfRow(row) : { tx: 0n, seq: 0n };
   }
 
@@ -122,13 +122,13 @@ export class PetEventsRepository {
    */
   async findNewestPositionOnPrimary(): Promise<EventPosition> {
     const { newest } = this.sql;
-    const [row] = await this.db.write(newest.text, newest.values({}));
+    const [row] = await this.db.writeStatement(newest, {});
     return row ? positionOfRow(row) : { tx: 0n, seq: 0n };
   }
 
   /** Up to `limit` events after `after`, in the one order of events. */
   async findPage(after: EventPosition, limit: number): Promise<StoredPetEvent[]> {
-    const rows = await this.read(this.sql.pageAfter, { ...asParameters(after), limit });
+    const rows = await this.db.readStatement(this.sql.pageAfter, { ...asParameters(after), limit });
     return rows.map(toStoredEvent);
   }
 
@@ -138,10 +138,7 @@ export class PetEventsRepository {
    */
   async findPageOnPrimary(after: EventPosition, limit: number): Promise<StoredPetEvent[]> {
     const { pageAfter } = this.sql;
-    const rows = await this.db.write(
-      pageAfter.text,
-      pageAfter.values({ ...asParameters(after), limit }),
-    );
+    const rows = await this.db.writeStatement(pageAfter, { ...asParameters(after), limit });
     return rows.map(toStoredEvent);
   }
 
@@ -158,13 +155,13 @@ export class PetEventsRepository {
       parameters[`tx${i}`] = tx.toString();
       parameters[`seq${i}`] = seq.toString();
     });
-    const rows = await this.db.write(statement.text, statement.values(parameters));
+    const rows = await this.db.writeStatement(statement, parameters);
     return rows.map(toStoredEvent);
   }
 
   /** The newest position retention deleted; (0, 0) before it ever did. */
   async findPurgedThrough(): Promise<EventPosition> {
-    const [row] = await this.read(this.sql.purged, {});
+    const [row] = await this.db.readStatement(this.sql.purged, {});
     return positionOfRow(row);
   }
 
@@ -195,10 +192,6 @@ export class PetEventsRepository {
         setPurged.values(asParameters(positionOfRow(deleted))),
       );
     });
-  }
-
-  private read<P>(statement: Statement<P>, parameters: P): Promise<Row[]> {
-    return this.db.read(statement.text, statement.values(parameters));
   }
 }
 

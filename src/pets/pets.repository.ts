@@ -1,10 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import {
-  type Row,
-  SqlRunner,
-  type SqlTransaction,
-  type Statement,
-} from '../database/sql-runner.js';
+import { type Row, SqlRunner, type SqlTransaction } from '../database/sql-runner.js';
 import { PET_JSON_BEFORE_ID, petJson, petJsonAfterId } from '../events/event-json.js';
 import type { PetEventRecord } from '../events/pet-event.js';
 import type { IdempotencyKeyEntity } from './idempotency-key.entity.js';
@@ -143,13 +138,13 @@ export class PetsRepository {
 
   async findPage({ afterId, status, limit }: PetPageQuery): Promise<PetEntity[]> {
     const rows = status
-      ? await this.read(this.sql.pageWithStatus, { status, afterId, limit })
-      : await this.read(this.sql.page, { afterId, limit });
+      ? await this.db.readStatement(this.sql.pageWithStatus, { status, afterId, limit })
+      : await this.db.readStatement(this.sql.page, { afterId, limit });
     return rows.map(toPetEntity);
   }
 
   async findById(id: number): Promise<PetEntity | null> {
-    const [row] = await this.read(this.sql.byId, { id });
+    const [row] = await this.db.readStatement(this.sql.byId, { id });
     return row ? toPetEntity(row) : null;
   }
 
@@ -254,7 +249,7 @@ export class PetsRepository {
 
   /** Read from the primary: the claim may have been committed a moment ago by another instance. */
   async findClaimedPet(apiKeyId: number, key: string): Promise<ClaimedPet | undefined> {
-    const [row] = await this.write(this.sql.claimedPet, { apiKeyId, key });
+    const [row] = await this.db.writeStatement(this.sql.claimedPet, { apiKeyId, key });
     if (!row) return undefined;
     return {
       pet: toPetEntity(row),
@@ -265,19 +260,15 @@ export class PetsRepository {
 
   /** Frees one key if it expired at or before `now`; the pet stays. */
   async deleteExpiredClaim(apiKeyId: number, key: string, now: Date): Promise<void> {
-    await this.write(this.sql.deleteExpiredClaim, { apiKeyId, key, now: now.toISOString() });
+    await this.db.writeStatement(this.sql.deleteExpiredClaim, {
+      apiKeyId,
+      key,
+      now: now.toISOString(),
+    });
   }
 
   async deleteExpiredClaims(now: Date): Promise<void> {
-    await this.write(this.sql.deleteExpiredClaims, { now: now.toISOString() });
-  }
-
-  private read<P>(statement: Statement<P>, parameters: P): Promise<Row[]> {
-    return this.db.read(statement.text, statement.values(parameters));
-  }
-
-  private write<P>(statement: Statement<P>, parameters: P): Promise<Row[]> {
-    return this.db.write(statement.text, statement.values(parameters));
+    await this.db.writeStatement(this.sql.deleteExpiredClaims, { now: now.toISOString() });
   }
 }
 

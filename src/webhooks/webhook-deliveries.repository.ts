@@ -221,16 +221,13 @@ export class WebhookDeliveriesRepository {
     limit: number,
   ): Promise<number[]> {
     const { claim } = this.sql;
-    const rows = await this.db.write(
-      claim.text,
-      claim.values({
-        now: now.toISOString(),
-        firstDueBy: firstDueBy.toISOString(),
-        leasedUntil: until.toISOString(),
-        owner,
-        limit,
-      }),
-    );
+    const rows = await this.db.writeStatement(claim, {
+      now: now.toISOString(),
+      firstDueBy: firstDueBy.toISOString(),
+      leasedUntil: until.toISOString(),
+      owner,
+      limit,
+    });
     return rows.map((row) => Number(row.id));
   }
 
@@ -241,10 +238,11 @@ export class WebhookDeliveriesRepository {
     until: Date,
   ): Promise<LeasedSubscription | undefined> {
     const { renewLease } = this.sql;
-    const [row] = await this.db.write(
-      renewLease.text,
-      renewLease.values({ id, owner, leasedUntil: until.toISOString() }),
-    );
+    const [row] = await this.db.writeStatement(renewLease, {
+      id,
+      owner,
+      leasedUntil: until.toISOString(),
+    });
     return row && toLeased(row);
   }
 
@@ -254,7 +252,7 @@ export class WebhookDeliveriesRepository {
    */
   async findLeased(id: number, owner: string): Promise<LeasedSubscription | undefined> {
     const { leased } = this.sql;
-    const [row] = await this.db.write(leased.text, leased.values({ id, owner }));
+    const [row] = await this.db.writeStatement(leased, { id, owner });
     return row && toLeased(row);
   }
 
@@ -267,16 +265,13 @@ export class WebhookDeliveriesRepository {
   /** Lets the lease go at `now`. */
   async releaseLease(id: number, owner: string, now: Date): Promise<void> {
     const { releaseLease } = this.sql;
-    await this.db.write(
-      releaseLease.text,
-      releaseLease.values({ id, owner, now: now.toISOString() }),
-    );
+    await this.db.writeStatement(releaseLease, { id, owner, now: now.toISOString() });
   }
 
   /** The subscription's failed deliveries due again at `now`, in event order. */
   async findDue(id: number, now: Date, limit: number): Promise<DueDelivery[]> {
     const { due } = this.sql;
-    const rows = await this.db.write(due.text, due.values({ id, now: now.toISOString(), limit }));
+    const rows = await this.db.writeStatement(due, { id, now: now.toISOString(), limit });
     return rows.map((row) => ({
       event: positionOf(row.event_tx, row.event_seq),
       attempts: Number(row.attempts),
@@ -306,7 +301,7 @@ export class WebhookDeliveriesRepository {
   /** The receiver answered 410: nothing more is sent to it; what it was owed stays as it is. */
   async disable(id: number, reason: string, now: Date): Promise<void> {
     const { disable } = this.sql;
-    await this.db.write(disable.text, disable.values({ id, reason, now: now.toISOString() }));
+    await this.db.writeStatement(disable, { id, reason, now: now.toISOString() });
   }
 
   /** The statement that moves the cursor (or, when it stays, checks the lease) and notes outcomes. */

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type Row, SqlRunner, type Statement } from '../database/sql-runner.js';
+import { type Row, SqlRunner } from '../database/sql-runner.js';
 import type { EventPosition } from '../events/event-position.js';
 import type { PetEventType } from '../events/pet-event.js';
 import { unsentEvents } from './webhook-deliveries.repository.js';
@@ -110,11 +110,11 @@ export class WebhookSubscriptionsRepository {
 
   /** Every subscription, oldest first. On the primary: a client reads what it just wrote. */
   async findAll(): Promise<WebhookSubscription[]> {
-    return (await this.query(this.sql.all, {})).map(toSubscription);
+    return (await this.db.writeStatement(this.sql.all, {})).map(toSubscription);
   }
 
   async findById(id: number): Promise<WebhookSubscription | null> {
-    const [row] = await this.query(this.sql.byId, { id });
+    const [row] = await this.db.writeStatement(this.sql.byId, { id });
     return row ? toSubscription(row) : null;
   }
 
@@ -137,15 +137,12 @@ export class WebhookSubscriptionsRepository {
    */
   async rotateSecret(id: number, secret: string, previousExpiresAt: Date): Promise<boolean> {
     const { rotateSecret } = this.sql;
-    const rows = await this.db.write(
-      rotateSecret.text,
-      rotateSecret.values({ id, secret, previousExpiresAt: previousExpiresAt.toISOString() }),
-    );
+    const rows = await this.db.writeStatement(rotateSecret, {
+      id,
+      secret,
+      previousExpiresAt: previousExpiresAt.toISOString(),
+    });
     return rows.length > 0;
-  }
-
-  private query<P>(statement: Statement<P>, parameters: P): Promise<Row[]> {
-    return this.db.write(statement.text, statement.values(parameters));
   }
 }
 
