@@ -4,6 +4,7 @@ import { AuthModule } from '../auth/auth.module.js';
 import { EventsModule } from '../events/events.module.js';
 import { Clock } from '../time/clock.js';
 import { IdempotencyKeyEntity } from './idempotency-key.entity.js';
+import { IdempotencyKeySweep } from './idempotency-key-sweep.js';
 import { PetEntity } from './pet.entity.js';
 import { PetsController } from './pets.controller.js';
 import { PetsRepository } from './pets.repository.js';
@@ -13,6 +14,6 @@ import { PetsService } from './pets.service.js';
   // The sunset guard notes which API key called a deprecated operation.
   imports: [AuthModule, EventsModule, TypeOrmModule.forFeature([PetEntity, IdempotencyKeyEntity])],
   controllers: [PetsController],
-  providers: [PetsService, PetsRepository, Clock],
+  providers: [PetsService, PetsRepository, IdempotencyKeySweep, Clock],
 })
 export class PetsModule {}

@@ -1,5 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
-import { Interval } from '@nestjs/schedule';
+import { Injectable } from '@nestjs/common';
 import { ApiError, IDEMPOTENCY_KEY_REUSED_MESSAGE, notFound } from '../errors/api-error.js';
 import { type IfMatch, ifMatchAllows } from '../http/if-match.js';
 import { DEFAULT_PAGE_SIZE } from '../http/page-limit.js';
@@ -36,28 +35,13 @@ export interface CreatedPet extends TaggedPet {
   replayed: boolean;
 }
 
-/** How often expired keys are forgotten; a stale one is also freed when reused. */
-const EXPIRED_KEY_SWEEP_MS = 60 * 60 * 1000;
-
 @Injectable()
 export class PetsService {
-  private readonly logger = new Logger('Pets');
-
   constructor(
     private readonly pets: PetsRepository,
     private readonly events: PetEventsRepository,
     private readonly clock: Clock,
   ) {}
-
-  /** Every instance sweeps; the DELETE is idempotent, so overlapping sweeps are harmless. */
-  @Interval(EXPIRED_KEY_SWEEP_MS)
-  async forgetExpiredIdempotencyKeys(): Promise<void> {
-    try {
-      await this.pets.deleteExpiredClaims(new Date());
-    } catch (error) {
-      this.logger.warn(`expired Idempotency-Keys not swept: ${(error as Error).message}`);
-    }
-  }
 
   async list({ limit = DEFAULT_PAGE_SIZE, status, cursor }: ListPetsQueryDto): Promise<PetPage> {
     const afterId = cursor === undefined ? 0 : decodeCursor(cursor)!;

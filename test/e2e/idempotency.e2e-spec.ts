@@ -2,7 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiKeyStore } from '../../src/auth/api-key-store.js';
-import { PetsService } from '../../src/pets/pets.service.js';
+import { IdempotencyKeySweep } from '../../src/pets/idempotency-key-sweep.js';
 import { startSecondInstance, startTestApp, type TestApp } from '../support/test-app.js';
 import { ENGINES } from '../support/test-database.js';
 
@@ -60,7 +60,7 @@ describe.each(ENGINES)('Idempotency-Key on createPet [%s]', (engine) => {
       `UPDATE idempotency_keys SET expires_at = '2000-01-01T00:00:00.000Z' WHERE key = '${expired}'`,
     );
 
-    await t.app.get(PetsService).forgetExpiredIdempotencyKeys();
+    await t.app.get(IdempotencyKeySweep).forgetExpiredKeys();
 
     expect((await storedClaims()).map((claim) => claim.key)).toEqual([live]);
     expect(await petCount()).toBe(2);
