@@ -14,9 +14,9 @@ export const BEARER_SCHEME = 'bearerAuth';
 export const SCOPES_EXTENSION = 'x-required-scopes';
 
 /**
- * Declares the scope an operation needs (docs/api-design.md, "API keys"). The API-key guard
- * enforces it; the OpenAPI document shows it in the operation's `x-required-scopes`, and the 403
- * a key without it gets.
+ * Declares the scope an operation needs (docs/api-design.md, "API keys"); on a controller, the
+ * scope each of its operations needs. The API-key guard enforces it; the OpenAPI document shows it
+ * in the operation's `x-required-scopes`, and the 403 a key without it gets.
  */
 export const RequireScope = (scope: Scope) =>
   applyDecorators(
@@ -28,9 +28,12 @@ export const RequireScope = (scope: Scope) =>
     ApiErrorResponses(403),
   );
 
-/** The scope the handler was declared with; undefined when it needs none. */
+/** The scope the handler, or else its controller, was declared with; undefined when none was. */
 export function requiredScope(reflector: Reflector, context: ExecutionContext): Scope | undefined {
-  return reflector.get<Scope | undefined>(REQUIRED_SCOPE_KEY, context.getHandler());
+  return reflector.getAllAndOverride<Scope | undefined>(REQUIRED_SCOPE_KEY, [
+    context.getHandler(),
+    context.getClass(),
+  ]);
 }
 
 /** The 403 of a key without the scope an operation needs. */

@@ -36,12 +36,12 @@ const ROTATE_SECRET_DESCRIPTION =
   'without refusing any.';
 
 @V1Controller('webhooks', 'webhooks')
+@RequireScope('webhooks:manage')
 export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @Post()
   @HttpCode(201)
-  @RequireScope('webhooks:manage')
   @ApiOperation({
     operationId: 'createWebhook',
     summary: 'Subscribe a URL to the changes',
@@ -64,7 +64,6 @@ export class WebhooksController {
   }
 
   @Get()
-  @RequireScope('webhooks:manage')
   @ApiOperation({
     operationId: 'listWebhooks',
     summary: 'List the webhooks',
@@ -80,7 +79,6 @@ export class WebhooksController {
   }
 
   @Get(':id')
-  @RequireScope('webhooks:manage')
   @ApiOperation({
     operationId: 'getWebhook',
     summary: 'Get a webhook',
@@ -94,7 +92,6 @@ export class WebhooksController {
 
   @Delete(':id')
   @HttpCode(204)
-  @RequireScope('webhooks:manage')
   @ApiOperation({
     operationId: 'deleteWebhook',
     summary: 'Delete a webhook',
@@ -109,7 +106,6 @@ export class WebhooksController {
 
   @Post(':id/rotate-secret')
   @HttpCode(200)
-  @RequireScope('webhooks:manage')
   @ApiOperation({
     operationId: 'rotateWebhookSecret',
     summary: "Replace a webhook's signing secret",

@@ -24,6 +24,14 @@ class PetsController {
   health(): void {}
 }
 
+@RequireScope('webhooks:manage')
+class WebhooksController {
+  list(): void {}
+
+  @RequireScope('pets:read')
+  read(): void {}
+}
+
 @Public()
 class PublicController {
   anything(): void {}
@@ -203,6 +211,20 @@ describe('ApiKeyGuard', () => {
         message: 'This API key lacks the scope pets:write',
         status: 403,
       });
+    });
+
+    it("holds a handler to its controller's scope, unless the handler declares its own", async () => {
+      const { guard } = guardWith();
+      fakePassport(guard);
+      const request = requestWith({ authorization: 'Bearer pets_key' });
+      const list = contextOf(request, WebhooksController.prototype.list, WebhooksController);
+      expect((await refusalOf(guard.canActivate(list))).body).toEqual({
+        code: 'FORBIDDEN',
+        message: 'This API key lacks the scope webhooks:manage',
+        status: 403,
+      });
+      const read = contextOf(request, WebhooksController.prototype.read, WebhooksController);
+      await expect(guard.canActivate(read)).resolves.toBe(true);
     });
   });
 
