@@ -216,7 +216,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   /**
    * Attempts the batch's retries, then its new events (those of the subscription's types; the
    * cursor moves past the others too), into `sending.batch`. True when no more should follow:
-   * the lease is lost, the process stops, or the receiver answered 410.
+   * the lease is lost, the process stops, the receiver answered 410, or it gave no answer at all
+   * (refused, reset, timed out): then the rest waits for the next pass, so a receiver that is down
+   * costs one attempt per pass, not one per event (docs/events.md, "How deliveries are owed and
+   * sent").
    */
   private async sendBatch(
     leased: LeasedSubscription,
@@ -237,6 +240,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       if (outcome === 'stop') return true;
       if (outcome === 'succeeded') batch.retriesSucceeded.push(delivery.event);
       else batch.retriesFailed.push(outcome);
+      if (batch.unanswered) return true;
     }
     for (const event of page) {
       if (leased.eventTypes?.includes(event.type) ?? true) {
@@ -245,6 +249,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         if (outcome !== 'succeeded') batch.firstFailures.push(outcome);
       }
       batch.to = event;
+      if (batch.unanswered) return true;
     }
     return false;
   }
@@ -308,6 +313,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       return 'stop';
     }
     const failed = this.fail(delivery, outcome, failureReason(outcome, this.config), batch);
+    if (outcome.errorClass !== undefined) batch.unanswered = true;
     const retried = outcome.errorClass === 'timeout' ? 'timeout' : 'failed';
     this.metrics.attempted(id, failed.nextAttemptAt ? retried : 'gave_up', outcome.latencyMs);
     return failed;
@@ -401,6 +407,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
 /** A batch being sent: DeliveryBatch, and the 410 that will disable the subscription. */
 interface DeliveryBatchInProgress extends DeliveryBatch {
   gone?: { at: Date; reason: string };
+  /** An attempt of the batch got no HTTP answer from the receiver. */
+  unanswered?: boolean;
 }
 
 /** What one subscription's sending knows: when its lease ends, and the batch not yet recorded. */

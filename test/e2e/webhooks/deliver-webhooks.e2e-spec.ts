@@ -1,6 +1,10 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiKeyStore } from '../../../src/auth/api-key-store.js';
+import { WebhookDeliveryWorker } from '../../../src/webhooks/webhook-delivery-worker.js';
 import { createPet } from '../../support/pets-api.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { ENGINES } from '../../support/test-database.js';
@@ -23,6 +27,15 @@ interface Created {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A URL on loopback where nothing listens: every connection is refused. */
+async function refusingUrl(): Promise<string> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}/hook`;
+}
 
 /** The event a delivery carries, after its signature checks out with `secret`. */
 function verified(secret: string, delivery: ReceivedDelivery): unknown {
@@ -269,6 +282,39 @@ describe.each(ENGINES)('webhook deliveries [%s]', (engine) => {
     await receiver.waitFor(4);
     await sleep(200);
     expect(await rows()).toEqual([]);
+  });
+
+  it('while a receiver gives no answer, attempts one owed event per pass, not every one', async () => {
+    const { id } = await subscribe({ url: await refusingUrl() });
+    // Three events committed together before a pass reads them, so one batch would hold them all.
+    const occurredAt = new Date().toISOString();
+    const values = [1, 2, 3].map(
+      (pet) =>
+        `('pet.created', '${occurredAt}', ${pet}, '{"id":${pet},"name":"p","categoryId":1}')`,
+    );
+    await t.dataSource.query(
+      `INSERT INTO pet_events (type, occurred_at, pet_id, pet) VALUES ${values.join(', ')}`,
+    );
+    const failed = async () =>
+      Number(
+        (
+          await t.dataSource.query(
+            `SELECT count(*) AS n FROM webhook_deliveries WHERE subscription_id = ${id}`,
+          )
+        )[0].n,
+      );
+    t.app.get(WebhookDeliveryWorker).wake();
+
+    let first = 0;
+    for (let waited = 0; first === 0 && waited < 5_000; waited += 5) {
+      await sleep(5);
+      first = await failed();
+    }
+    // A batch that went on after the refusal would have recorded all three at once.
+    expect(first).toBe(1);
+    for (let waited = 0; (await failed()) < 3 && waited < 15_000; waited += 100) await sleep(100);
+    expect(await failed()).toBe(3);
+    expect(await webhook(id)).toMatchObject({ lastFailureReason: 'connection refused' });
   });
 
   it('records the retries of a batch together: delivered ones lose their row, the others are updated', async () => {
