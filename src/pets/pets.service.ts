@@ -74,7 +74,7 @@ export class PetsService {
     const requestHash = createPetRequestHash(newPet);
     // Each pass either settles or saw the key freed (expired) since the last: a few always do.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const now = new Date();
+      const now = this.clock.now();
       const expiresAt = new Date(now.getTime() + IDEMPOTENCY_KEY_TTL_MS);
       const created = await this.insertClaimed(newPet, { apiKeyId, key, requestHash, expiresAt });
       if (created) {
