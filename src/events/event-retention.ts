@@ -1,7 +1,8 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config.js';
 import { Clock } from '../time/clock.js';
+import { sweep } from '../time/sweep.js';
 import { PetEventsRepository } from './pet-events.repository.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -11,8 +12,6 @@ const RETENTION_SWEEP_MS = 60 * 60 * 1000;
 /** Keeps EVENT_RETENTION_DAYS of events (docs/events.md, "Retention"). */
 @Injectable()
 export class EventRetention {
-  private readonly logger = new Logger('Events');
-
   constructor(
     private readonly events: PetEventsRepository,
     private readonly config: AppConfig,
@@ -21,12 +20,8 @@ export class EventRetention {
 
   /** Every instance sweeps; the repository makes concurrent sweeps run one at a time. */
   @Interval(RETENTION_SWEEP_MS)
-  async deleteExpiredEvents(): Promise<void> {
+  deleteExpiredEvents(): Promise<void> {
     const cutoff = new Date(this.clock.now().getTime() - this.config.eventRetentionDays * DAY_MS);
-    try {
-      await this.events.deleteOlderThan(cutoff);
-    } catch (error) {
-      this.logger.warn(`expired events not deleted: ${(error as Error).message}`);
-    }
+    return sweep('Events', 'expired events', () => this.events.deleteOlderThan(cutoff));
   }
 }

@@ -1,6 +1,7 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { Clock } from '../time/clock.js';
+import { sweep } from '../time/sweep.js';
 import { PetsRepository } from './pets.repository.js';
 
 /** How often expired keys are forgotten; a stale one is also freed when it is reused. */
@@ -9,8 +10,6 @@ const SWEEP_MS = 60 * 60 * 1000;
 /** Forgets the Idempotency-Keys whose 24 hours are over (docs/api-design.md, "Idempotency"). */
 @Injectable()
 export class IdempotencyKeySweep {
-  private readonly logger = new Logger('Pets');
-
   constructor(
     private readonly pets: PetsRepository,
     private readonly clock: Clock,
@@ -18,11 +17,9 @@ export class IdempotencyKeySweep {
 
   /** Every instance sweeps; the DELETE is idempotent, so overlapping sweeps are harmless. */
   @Interval(SWEEP_MS)
-  async forgetExpiredKeys(): Promise<void> {
-    try {
-      await this.pets.deleteExpiredClaims(this.clock.now());
-    } catch (error) {
-      this.logger.warn(`expired Idempotency-Keys not swept: ${(error as Error).message}`);
-    }
+  forgetExpiredKeys(): Promise<void> {
+    return sweep('Pets', 'expired Idempotency-Keys', () =>
+      this.pets.deleteExpiredClaims(this.clock.now()),
+    );
   }
 }
