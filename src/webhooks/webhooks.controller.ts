@@ -4,6 +4,7 @@ import {
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiOperationOptions,
   ApiResponse,
   ApiParam,
 } from '@nestjs/swagger';
@@ -79,34 +80,32 @@ export class WebhooksController {
   }
 
   @Get(':id')
-  @ApiOperation({
+  @ApiWebhookOperation({
     operationId: 'getWebhook',
     summary: 'Get a webhook',
     description: 'The webhook and the state of its deliveries; never its secret.',
   })
   @ApiOkResponse({ description: 'The webhook.', type: WebhookDto, headers: RATE_LIMIT_HEADERS })
-  @ApiWebhookId()
   getWebhook(@Param('id', WEBHOOK_ID) id: number): Promise<WebhookDto> {
     return this.webhooks.get(id);
   }
 
   @Delete(':id')
   @HttpCode(204)
-  @ApiOperation({
+  @ApiWebhookOperation({
     operationId: 'deleteWebhook',
     summary: 'Delete a webhook',
     description:
       'Deletes the webhook and what it was still owed: nothing more is sent to it once this answers.',
   })
   @ApiNoContentResponse({ description: 'Deleted.', headers: RATE_LIMIT_HEADERS })
-  @ApiWebhookId()
-  deleteWebhook(@Param('id', WEBHOOK_ID) id: number): Promise<void> {
-    return this.webhooks.delete(id);
+  async deleteWebhook(@Param('id', WEBHOOK_ID) id: number): Promise<void> {
+    await this.webhooks.delete(id);
   }
 
   @Post(':id/rotate-secret')
   @HttpCode(200)
-  @ApiOperation({
+  @ApiWebhookOperation({
     operationId: 'rotateWebhookSecret',
     summary: "Replace a webhook's signing secret",
     description: ROTATE_SECRET_DESCRIPTION,
@@ -116,15 +115,18 @@ export class WebhooksController {
     type: WebhookWithSecretDto,
     headers: RATE_LIMIT_HEADERS,
   })
-  @ApiWebhookId()
   rotateWebhookSecret(@Param('id', WEBHOOK_ID) id: number): Promise<WebhookWithSecretDto> {
     return this.webhooks.rotateSecret(id);
   }
 }
 
-/** The webhook a path names: its `id` parameter, and the 400 and 404 of a bad or unknown one. */
-function ApiWebhookId() {
+/**
+ * An operation on the webhook its path names: the operation, its `id` parameter, and the 400 and
+ * 404 of a bad or unknown one.
+ */
+function ApiWebhookOperation(operation: ApiOperationOptions) {
   return applyDecorators(
+    ApiOperation(operation),
     ApiErrorResponses(400, 404),
     ApiParam({
       name: 'id',
