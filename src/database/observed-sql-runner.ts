@@ -8,9 +8,13 @@ export type DatabaseRole = 'primary' | 'replica';
 /** A write inside a WITH: its verb and its table. */
 const WRITE = /\b(INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+("?[\w.]+"?)/gi;
 
+/** A parenthesised part with none inside it: a subquery, a value list, a call's arguments. */
+const INNERMOST_PARENTHESES = /\([^()]*\)/g;
+
 /**
- * `SELECT pets`, `INSERT idempotency_keys`: a statement's name, never its values. A WITH that
- * writes is named by its writes: `INSERT pets + INSERT pet_events`.
+ * `SELECT pets`, `INSERT idempotency_keys`: a statement's name, never its values. A statement is
+ * named by its own table, not by a subquery's; a WITH that writes is named by its writes
+ * (`INSERT pets + INSERT pet_events`), any other WITH by the first table its parts read.
  */
 export function statementName(sql: string): string {
   const verb = /^\s*(\w+)/.exec(sql)?.[1]?.toUpperCase() ?? 'SQL';
@@ -20,8 +24,17 @@ export function statementName(sql: string): string {
     );
     if (writes.length > 0) return writes.join(' + ');
   }
-  const table = /\b(?:FROM|INTO|UPDATE)\s+("?[\w.]+"?)/i.exec(sql)?.[1]?.replaceAll('"', '');
+  const table = /\b(?:FROM|INTO|UPDATE)\s+("?[\w.]+"?)/i
+    .exec(verb === 'WITH' ? sql : outsideParentheses(sql))?.[1]
+    ?.replaceAll('"', '');
   return table ? `${verb} ${table}` : verb;
+}
+
+function outsideParentheses(sql: string): string {
+  let outside = sql;
+  while (INNERMOST_PARENTHESES.test(outside))
+    outside = outside.replaceAll(INNERMOST_PARENTHESES, ' ');
+  return outside;
 }
 
 /**

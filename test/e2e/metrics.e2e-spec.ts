@@ -226,7 +226,6 @@ describe.skipIf(!hasPrometheus).each(ENGINES)(
       // time.
       const worker = statements.filter((s) => s.includes(' webhook_'));
       expect(worker.map((s) => s.split(' ').slice(0, 2).join(' '))).toEqual([
-        'operation=SELECT webhook_deliveries,role=primary',
         'operation=SELECT webhook_subscriptions,role=primary',
       ]);
       // Keys are looked up when their 2 s in the cache run out, a number of times that depends on

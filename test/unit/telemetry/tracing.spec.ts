@@ -30,6 +30,15 @@ describe('statementName', () => {
     ],
     ['WITH pet AS (UPDATE pets SET a = $1 RETURNING id) SELECT id FROM pet', 'UPDATE pets'],
     ['WITH recent AS (SELECT id FROM pets) SELECT id FROM recent', 'WITH pets'],
+    [
+      'SELECT s.id, EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = s.id) FROM webhook_subscriptions s',
+      'SELECT webhook_subscriptions',
+    ],
+    [
+      'UPDATE webhook_subscriptions SET a = 1 WHERE id IN (SELECT s.id FROM webhook_subscriptions s)',
+      'UPDATE webhook_subscriptions',
+    ],
+    ['INSERT INTO pets (name, category_id) VALUES ($1, (SELECT 1))', 'INSERT pets'],
   ])('%s → %s', (sql, name) => {
     expect(statementName(sql)).toBe(name);
   });
