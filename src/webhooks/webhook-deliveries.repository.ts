@@ -22,6 +22,11 @@ export interface LeasedSubscription extends SigningSecrets {
   after: EventPosition;
 }
 
+/** A leased subscription as a batch reads it: with whether it has failed deliveries due. */
+export interface LeasedForBatch extends LeasedSubscription {
+  retriesDue: boolean;
+}
+
 /** A failed delivery waiting for its next attempt. */
 export interface DueDelivery {
   event: EventPosition;
@@ -136,8 +141,8 @@ function statements(db: SqlRunner) {
       WHERE id = :id AND lease_owner = :owner AND disabled_at IS NULL
       RETURNING ${LEASED_COLUMNS}`,
     ),
-    leased: db.statement<{ id: number; owner: string }>(
-      `SELECT ${LEASED_COLUMNS} FROM webhook_subscriptions
+    leased: db.statement<{ id: number; owner: string; now: string }>(
+      `SELECT ${LEASED_COLUMNS}, ${due} AS retries_due FROM webhook_subscriptions s
       WHERE id = :id AND lease_owner = :owner AND disabled_at IS NULL`,
     ),
     anyEnabled: db.statement<object>(
@@ -247,13 +252,14 @@ export class WebhookDeliveriesRepository {
   }
 
   /**
-   * The subscription while the lease is still ours (a read: the lease is not extended); undefined
-   * when it is not, or the subscription is disabled or gone.
+   * The subscription while the lease is still ours (a read: the lease is not extended), and
+   * whether failed deliveries are due at `now`; undefined when the lease is not ours, or the
+   * subscription is disabled or gone.
    */
-  async findLeased(id: number, owner: string): Promise<LeasedSubscription | undefined> {
+  async findLeased(id: number, owner: string, now: Date): Promise<LeasedForBatch | undefined> {
     const { leased } = this.sql;
-    const [row] = await this.db.writeStatement(leased, { id, owner });
-    return row && toLeased(row);
+    const [row] = await this.db.writeStatement(leased, { id, owner, now: now.toISOString() });
+    return row && { ...toLeased(row), retriesDue: Boolean(row.retries_due) };
   }
 
   /** Whether the store has a webhook that is not disabled. */

@@ -239,6 +239,22 @@ describe.each(ENGINES)('webhook deliveries [%s]', (engine) => {
     expect(receiver.ids).toEqual([order[0], ...order.slice(1), order[0]]);
   });
 
+  it('sends more events than a batch holds in event order, one full batch after another', async () => {
+    await subscribe();
+    // Committed together, so a pass finds two full batches of 20 and then a short one.
+    const occurredAt = new Date().toISOString();
+    const values = Array.from(
+      { length: 45 },
+      (_, i) => `('pet.created', '${occurredAt}', ${i + 1}, '{"id":${i + 1},"name":"p"}')`,
+    );
+    await t.dataSource.query(
+      `INSERT INTO pet_events (type, occurred_at, pet_id, pet) VALUES ${values.join(', ')}`,
+    );
+    t.app.get(WebhookDeliveryWorker).wake();
+    await receiver.waitFor(45);
+    expect(receiver.ids).toEqual((await feed(45)).map(({ id }) => id));
+  });
+
   it('gives every webhook its turn while commits keep coming, past the 8 an instance sends for at once', async () => {
     const receivers = await Promise.all(Array.from({ length: 12 }, () => WebhookReceiver.start()));
     try {
