@@ -502,8 +502,11 @@ async function timeWebhookDeliveries() {
         down,
         createsPerSecond,
       };
-      if (warmup > 0) await measureWebhookLatency({ ...spec, seconds: warmup });
-      phases[phase] = await measureWebhookLatency({ ...spec, seconds: deliverySeconds });
+      phases[phase] = await measureWebhookLatency({
+        ...spec,
+        warmupSeconds: warmup,
+        seconds: deliverySeconds,
+      });
       const { created, owed, missing } = phases[phase];
       process.stderr.write(
         `${created} creates answered 201, ${owed - missing} of ${owed} deliveries arrived\n`,

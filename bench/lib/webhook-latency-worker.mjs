@@ -1,10 +1,13 @@
 // Measures how soon a committed change reaches its webhooks (docs/events.md, "Webhooks"): `healthy`
 // receivers on loopback subscribed to every event, and with `down` one more webhook whose receiver
-// refuses every connection; pets created on `origin` at `createsPerSecond` for `seconds`. For each
-// create and healthy receiver, the time its first delivery arrived, counted from when the create
-// was sent and from when its answer arrived; every second, the deliveries owed to the healthy
-// receivers (answered creates times receivers, minus events arrived). Spec as JSON on stdin;
-// prints the result as JSON. Started pinned by event-clients.mjs.
+// refuses every connection; pets created on `origin` at `createsPerSecond` for `warmupSeconds`,
+// unmeasured, then for `seconds`. The warm-up runs on the same receivers and webhooks as the
+// measurement, so what is measured is the service at a steady state, not this process's receivers
+// compiling their code or the first connections to them. For each measured create and healthy
+// receiver, the time its first delivery arrived, counted from when the create was sent and from
+// when its answer arrived; every second, the deliveries owed to the healthy receivers (answered
+// creates times receivers, minus events arrived). Spec as JSON on stdin; prints the result as
+// JSON. Started pinned by event-clients.mjs.
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
@@ -17,14 +20,17 @@ import { startReceivers, subscribe } from './webhook-receivers.mjs';
 const GRACE_MS = 10_000;
 const SAMPLE_MS = 1_000;
 
-const { origin, key, healthy, down, createsPerSecond, seconds } = JSON.parse(
+const { origin, key, healthy, down, createsPerSecond, warmupSeconds, seconds } = JSON.parse(
   await text(process.stdin),
 );
 
-/** Per healthy receiver: when each pet's pet.created delivery first arrived, by pet id. */
+/** Per healthy receiver: when each measured pet's pet.created delivery first arrived, by pet id. */
 const arrivals = Array.from({ length: healthy }, () => new Map());
+/** The pets of the warm-up, whose deliveries are not counted. */
+const warmupPets = new Set();
 let deliveries = 0;
 const receivers = await startReceivers(healthy, (receiver, event) => {
+  if (warmupPets.has(event.data.pet.id)) return;
   deliveries++;
   if (event.type !== 'pet.created') return;
   const first = arrivals[receiver];
@@ -32,6 +38,21 @@ const receivers = await startReceivers(healthy, (receiver, event) => {
 });
 const downUrl = down ? [await refusingUrl()] : [];
 const ids = await subscribe(origin, key, [...receivers.urls, ...downUrl]);
+
+if (warmupSeconds > 0) {
+  const warmup = await createSteadily({
+    origin,
+    key,
+    createsPerSecond,
+    seconds: warmupSeconds,
+    name: 'Warm-up',
+  });
+  const warmed = warmup.filter((c) => c.failure === undefined);
+  await allArrived(warmed);
+  for (const c of warmed) warmupPets.add(c.id);
+  for (const first of arrivals) first.clear();
+  deliveries = 0;
+}
 
 let answered = 0;
 const owedSamples = [];
@@ -49,10 +70,7 @@ const creates = await createSteadily({
 });
 clearInterval(sampler);
 const created = creates.filter((c) => c.failure === undefined);
-const missing = () =>
-  arrivals.reduce((n, first) => n + created.filter((c) => !first.has(c.id)).length, 0);
-const deadline = performance.now() + GRACE_MS;
-while (missing() > 0 && performance.now() < deadline) await sleep(50);
+const missing = await allArrived(created);
 const downState = down ? await webhook(ids.at(-1)) : undefined;
 // None outlives its receiver in a database the next server uses (PostgreSQL).
 for (const id of ids) await webhook(id, 'DELETE');
@@ -70,7 +88,7 @@ process.stdout.write(
     created: created.length,
     failures: countOf(creates.flatMap((c) => c.failure ?? [])),
     owed: created.length * healthy,
-    missing: missing(),
+    missing,
     deliveries,
     fromSentMs: milliseconds('sentAt'),
     fromAnswerMs: milliseconds('answeredAt'),
@@ -80,6 +98,15 @@ process.stdout.write(
     }),
   }),
 );
+
+/** Waits up to GRACE_MS for every healthy receiver to get `created`; resolves to how many did not. */
+async function allArrived(created) {
+  const missing = () =>
+    arrivals.reduce((n, first) => n + created.filter((c) => !first.has(c.id)).length, 0);
+  const deadline = performance.now() + GRACE_MS;
+  while (missing() > 0 && performance.now() < deadline) await sleep(50);
+  return missing();
+}
 
 /** A loopback URL nothing listens on: connections to it are refused. */
 async function refusingUrl() {
