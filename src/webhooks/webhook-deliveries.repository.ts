@@ -148,8 +148,8 @@ function statements(db: SqlRunner) {
     anyEnabled: db.statement<object>(
       'SELECT 1 AS enabled FROM webhook_subscriptions WHERE disabled_at IS NULL LIMIT 1',
     ),
-    releaseLease: db.statement<{ id: number; owner: string; now: string }>(
-      `UPDATE webhook_subscriptions SET leased_until = :now, lease_owner = NULL
+    releaseLease: db.statement<{ id: number; owner: string; takenBackAt: string }>(
+      `UPDATE webhook_subscriptions SET leased_until = :takenBackAt, lease_owner = NULL
       WHERE id = :id AND lease_owner = :owner`,
     ),
     due: db.statement<{ id: number; now: string; limit: number }>(
@@ -268,10 +268,14 @@ export class WebhookDeliveriesRepository {
     return rows.length > 0;
   }
 
-  /** Lets the lease go at `now`. */
-  async releaseLease(id: number, owner: string, now: Date): Promise<void> {
+  /** Lets the lease go: no pass leases the webhook again before `takenBackAt`. */
+  async releaseLease(id: number, owner: string, takenBackAt: Date): Promise<void> {
     const { releaseLease } = this.sql;
-    await this.db.writeStatement(releaseLease, { id, owner, now: now.toISOString() });
+    await this.db.writeStatement(releaseLease, {
+      id,
+      owner,
+      takenBackAt: takenBackAt.toISOString(),
+    });
   }
 
   /** The subscription's failed deliveries due again at `now`, in event order. */

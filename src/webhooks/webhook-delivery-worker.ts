@@ -43,6 +43,11 @@ const MIN_PASS_INTERVAL_MS = 50;
 const BATCH = 20;
 /** Subscriptions this instance sends for at once: a slow receiver holds up only its own. */
 const MAX_SUBSCRIPTIONS_AT_ONCE = 8;
+/**
+ * How long a webhook whose receiver gave no answer (refused, reset, timed out) is left alone: a
+ * receiver that is down costs at most one attempt per this long, however fast commits come.
+ */
+const UNANSWERED_PAUSE_MS = 1_000;
 /** A lease outlasts the attempt it is extended for by this much, for the writes around it. */
 const LEASE_MARGIN_MS = 10_000;
 /**
@@ -180,6 +185,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private async sendDue(id: number, leasedUntil: Date): Promise<void> {
     const sending: SendingState = { leasedUntil };
     let caughtUp = false;
+    let unanswered = false;
     try {
       for (;;) {
         const leased = await this.deliveries.findLeased(id, this.owner, this.clock.now());
@@ -188,6 +194,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         if (work.due.length === 0 && work.page.length === 0) return;
         sending.batch = emptyBatch(leased.after);
         const stopped = await this.sendBatch(leased, work, sending);
+        unanswered = sending.batch.unanswered === true;
         if (!(await this.record(id, sending)) || stopped) return;
         caughtUp = work.due.length < BATCH && work.page.length < BATCH;
         if (caughtUp) return;
@@ -196,7 +203,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       this.logger.warn(`webhook ${id}: deliveries not sent: ${(error as Error).message}`);
     } finally {
       await this.record(id, sending).catch(() => {});
-      await this.deliveries.releaseLease(id, this.owner, this.clock.now()).catch(() => {});
+      const now = this.clock.now().getTime();
+      const takenBackAt = new Date(unanswered ? now + UNANSWERED_PAUSE_MS : now);
+      await this.deliveries.releaseLease(id, this.owner, takenBackAt).catch(() => {});
       // A pass that a commit woke while the lease was held passed this webhook by.
       if (caughtUp) this.wake();
     }
@@ -224,9 +233,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
    * Attempts the batch's retries, then its new events (those of the subscription's types; the
    * cursor moves past the others too), into `sending.batch`. True when no more should follow:
    * the lease is lost, the process stops, the receiver answered 410, or it gave no answer at all
-   * (refused, reset, timed out): then the rest waits for the next pass, so a receiver that is down
-   * costs one attempt per pass, not one per event (docs/events.md, "How deliveries are owed and
-   * sent").
+   * (refused, reset, timed out): then the rest waits, and the webhook is left alone for
+   * UNANSWERED_PAUSE_MS, so a receiver that is down costs one attempt a second, not one per event
+   * (docs/events.md, "How deliveries are owed and sent").
    */
   private async sendBatch(
     leased: LeasedSubscription,

@@ -300,7 +300,7 @@ describe.each(ENGINES)('webhook deliveries [%s]', (engine) => {
     expect(await rows()).toEqual([]);
   });
 
-  it('while a receiver gives no answer, attempts one owed event per pass, not every one', async () => {
+  it('while a receiver gives no answer, attempts one owed event at a time, at most once a second', async () => {
     const { id } = await subscribe({ url: await refusingUrl() });
     // Three events committed together before a pass reads them, so one batch would hold them all.
     const occurredAt = new Date().toISOString();
@@ -328,6 +328,22 @@ describe.each(ENGINES)('webhook deliveries [%s]', (engine) => {
     }
     // A batch that went on after the refusal would have recorded all three at once.
     expect(first).toBe(1);
+    // Let go, it is not leased again for a second after its attempt, however often passes run.
+    const letGo = async () =>
+      (
+        await t.dataSource.query(
+          `SELECT s.leased_until, d.last_attempt_at FROM webhook_subscriptions s
+          JOIN webhook_deliveries d ON d.subscription_id = s.id
+          WHERE s.id = ${id} AND s.lease_owner IS NULL`,
+        )
+      )[0] as { leased_until: string | Date; last_attempt_at: string | Date } | undefined;
+    let released = await letGo();
+    for (let waited = 0; !released && waited < 5_000; waited += 5) {
+      await sleep(5);
+      released = await letGo();
+    }
+    const pause = new Date(released!.leased_until).getTime();
+    expect(pause - new Date(released!.last_attempt_at).getTime()).toBeGreaterThanOrEqual(1_000);
     for (let waited = 0; (await failed()) < 3 && waited < 15_000; waited += 100) await sleep(100);
     expect(await failed()).toBe(3);
     expect(await webhook(id)).toMatchObject({ lastFailureReason: 'connection refused' });
