@@ -44,10 +44,16 @@ const BATCH = 20;
 /** Subscriptions this instance sends for at once: a slow receiver holds up only its own. */
 const MAX_SUBSCRIPTIONS_AT_ONCE = 8;
 /**
- * How long a webhook whose receiver gave no answer (refused, reset, timed out) is left alone: a
- * receiver that is down costs at most one attempt per this long, however fast commits come.
+ * How long a webhook whose receiver could not be reached is left alone: a receiver that is down
+ * costs at most one attempt per this long, however fast commits come.
  */
-const UNANSWERED_PAUSE_MS = 1_000;
+const UNREACHABLE_PAUSE_MS = 1_000;
+/**
+ * The failures that say the receiver cannot be reached now (webhook-sender.ts's error classes).
+ * A reset is not one: a connection can be closed under a request to a receiver that is up, and
+ * the next pass tries again.
+ */
+const UNREACHABLE = new Set(['connection refused', 'timeout', 'host not found', 'target_refused']);
 /** A lease outlasts the attempt it is extended for by this much, for the writes around it. */
 const LEASE_MARGIN_MS = 10_000;
 /**
@@ -185,7 +191,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private async sendDue(id: number, leasedUntil: Date): Promise<void> {
     const sending: SendingState = { leasedUntil };
     let caughtUp = false;
-    let unanswered = false;
+    let unreachable = false;
     try {
       for (;;) {
         const leased = await this.deliveries.findLeased(id, this.owner, this.clock.now());
@@ -194,7 +200,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         if (work.due.length === 0 && work.page.length === 0) return;
         sending.batch = emptyBatch(leased.after);
         const stopped = await this.sendBatch(leased, work, sending);
-        unanswered = sending.batch.unanswered === true;
+        unreachable = UNREACHABLE.has(sending.batch.unanswered ?? '');
         if (!(await this.record(id, sending)) || stopped) return;
         caughtUp = work.due.length < BATCH && work.page.length < BATCH;
         if (caughtUp) return;
@@ -204,7 +210,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     } finally {
       await this.record(id, sending).catch(() => {});
       const now = this.clock.now().getTime();
-      const takenBackAt = new Date(unanswered ? now + UNANSWERED_PAUSE_MS : now);
+      const takenBackAt = new Date(unreachable ? now + UNREACHABLE_PAUSE_MS : now);
       await this.deliveries.releaseLease(id, this.owner, takenBackAt).catch(() => {});
       // A pass that a commit woke while the lease was held passed this webhook by.
       if (caughtUp) this.wake();
@@ -233,9 +239,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
    * Attempts the batch's retries, then its new events (those of the subscription's types; the
    * cursor moves past the others too), into `sending.batch`. True when no more should follow:
    * the lease is lost, the process stops, the receiver answered 410, or it gave no answer at all
-   * (refused, reset, timed out): then the rest waits, and the webhook is left alone for
-   * UNANSWERED_PAUSE_MS, so a receiver that is down costs one attempt a second, not one per event
-   * (docs/events.md, "How deliveries are owed and sent").
+   * (refused, reset, timed out): then the rest waits, and a receiver that cannot be reached is
+   * left alone for UNREACHABLE_PAUSE_MS, so one that is down costs an attempt a second, not one
+   * per event (docs/events.md, "How deliveries are owed and sent").
    */
   private async sendBatch(
     leased: LeasedSubscription,
@@ -329,7 +335,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       return 'stop';
     }
     const failed = this.fail(delivery, outcome, failureReason(outcome, this.config), batch);
-    if (outcome.errorClass !== undefined) batch.unanswered = true;
+    if (outcome.errorClass !== undefined) batch.unanswered = outcome.errorClass;
     const retried = outcome.errorClass === 'timeout' ? 'timeout' : 'failed';
     this.metrics.attempted(id, failed.nextAttemptAt ? retried : 'gave_up', outcome.latencyMs);
     return failed;
@@ -423,8 +429,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
 /** A batch being sent: DeliveryBatch, and the 410 that will disable the subscription. */
 interface DeliveryBatchInProgress extends DeliveryBatch {
   gone?: { at: Date; reason: string };
-  /** An attempt of the batch got no HTTP answer from the receiver. */
-  unanswered?: boolean;
+  /** Why an attempt of the batch got no HTTP answer from the receiver: its error class. */
+  unanswered?: string;
 }
 
 /** What one subscription's sending knows: when its lease ends, and the batch not yet recorded. */
