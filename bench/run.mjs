@@ -484,7 +484,8 @@ async function unsubscribe(server, receivers) {
 
 /**
  * --webhooks: deliveries timed on a fresh server, first to the receivers alone, then with a
- * webhook whose receiver is down; each after up to --warmup seconds of the same, unmeasured.
+ * webhook whose receiver is down; each after --warmup seconds of the same on the same receivers
+ * and webhooks, unmeasured.
  */
 async function timeWebhookDeliveries() {
   const phases = {};
