@@ -186,7 +186,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
    * full took all that was due, and what commits after it waits for the next pass, which commits
    * wake, instead of a batch of its own a few events long (docs/events.md, "How deliveries are
    * owed and sent"). `leasedUntil`: when the lease claimed for it ends. A batch cut short
-   * (SIGTERM, a 410, an error) is recorded as far as it got, before the lease is let go.
+   * (SIGTERM, a 410, an error) is recorded as far as it got, before the lease is let go; one whose
+   * receiver could not be reached lets it go for UNREACHABLE_PAUSE_MS.
    */
   private async sendDue(id: number, leasedUntil: Date): Promise<void> {
     const sending: SendingState = { leasedUntil };
