@@ -32,8 +32,10 @@ export function statementName(sql: string): string {
 
 function outsideParentheses(sql: string): string {
   let outside = sql;
-  while (INNERMOST_PARENTHESES.test(outside))
+  for (let before = ''; before !== outside;) {
+    before = outside;
     outside = outside.replaceAll(INNERMOST_PARENTHESES, ' ');
+  }
   return outside;
 }
 
