@@ -66,10 +66,12 @@ export async function measureWebhookLatency(spec) {
 }
 
 /**
- * `count` webhook receivers, subscribed to every event on `origin` as webhooks `ids`, until
- * `close()`; `counts()` resolves to the deliveries each got so far and how many distinct events
- * they were.
- * @returns {Promise<{ids: number[], counts: () => Promise<{deliveries:number, events:number}[]>, close: () => Promise<void>}>}
+ * `count` webhook receivers in a process of their own, subscribed to every event on `origin` as
+ * webhooks `ids`, until `close()`; `counts()` resolves to the deliveries each got so far and how
+ * many distinct events they were, `arrivals()` to each one's pet.created events as
+ * [pet id, first arrival (performance.timeOrigin + performance.now()), deliveries].
+ * @returns {Promise<{ids: number[], counts: () => Promise<{deliveries:number, events:number}[]>,
+ *   arrivals: () => Promise<[number, number, number][][]>, close: () => Promise<void>}>}
  */
 export async function holdWebhookReceivers({ origin, key, count }) {
   const receivers = startReporting('webhook-receivers-worker.mjs', { origin, key, count });
@@ -78,6 +80,10 @@ export async function holdWebhookReceivers({ origin, key, count }) {
     ids,
     counts: () => {
       receivers.child.stdin.write('count\n');
+      return receivers.next();
+    },
+    arrivals: () => {
+      receivers.child.stdin.write('arrivals\n');
       return receivers.next();
     },
     close: async () => {

@@ -2,19 +2,21 @@
 // receivers on loopback subscribed to every event, and with `down` one more webhook whose receiver
 // refuses every connection; pets created on `origin` at `createsPerSecond` for `warmupSeconds`,
 // unmeasured, then for `seconds`. The warm-up runs on the same receivers and webhooks as the
-// measurement, so what is measured is the service at a steady state, not this process's receivers
-// compiling their code or the first connections to them. For each measured create and healthy
-// receiver, the time its first delivery arrived, counted from when the create was sent and from
-// when its answer arrived; every second, the deliveries owed to the healthy receivers (answered
-// creates times receivers, minus events arrived). Spec as JSON on stdin; prints the result as
-// JSON. Started pinned by event-clients.mjs.
+// measurement, so what is measured is the service at a steady state, not the receivers compiling
+// their code or the first connections to them. The receivers answer in a process of their own
+// (webhook-receivers-worker.mjs), so this one's creates never hold up their answers. For each
+// measured create and healthy receiver, the time its first delivery arrived, counted from when the
+// create was sent and from when its answer arrived; every second, the deliveries owed to the
+// healthy receivers (answered creates times receivers, minus events arrived). Spec as JSON on
+// stdin; prints the result as JSON. Started pinned by event-clients.mjs.
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { text } from 'node:stream/consumers';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { holdWebhookReceivers } from './event-clients.mjs';
 import { countOf, createSteadily, round } from './steady-creates.mjs';
-import { startReceivers, subscribe } from './webhook-receivers.mjs';
+import { subscribe } from './webhook-receivers.mjs';
 
 /** How long deliveries still missing after the last answer may take. */
 const GRACE_MS = 10_000;
@@ -24,20 +26,13 @@ const { origin, key, healthy, down, createsPerSecond, warmupSeconds, seconds } =
   await text(process.stdin),
 );
 
-/** Per healthy receiver: when each measured pet's pet.created delivery first arrived, by pet id. */
-const arrivals = Array.from({ length: healthy }, () => new Map());
-/** The pets of the warm-up, whose deliveries are not counted. */
-const warmupPets = new Set();
-let deliveries = 0;
-const receivers = await startReceivers(healthy, (receiver, event) => {
-  if (warmupPets.has(event.data.pet.id)) return;
-  deliveries++;
-  if (event.type !== 'pet.created') return;
-  const first = arrivals[receiver];
-  if (!first.has(event.data.pet.id)) first.set(event.data.pet.id, performance.now());
-});
-const downUrl = down ? [await refusingUrl()] : [];
-const ids = await subscribe(origin, key, [...receivers.urls, ...downUrl]);
+const receivers = await holdWebhookReceivers({ origin, key, count: healthy });
+const ids = [
+  ...receivers.ids,
+  ...(down ? await subscribe(origin, key, [await refusingUrl()]) : []),
+];
+/** Distinct events the receivers had got, together, when the measured creates began. */
+let eventsBefore = 0;
 
 if (warmupSeconds > 0) {
   const warmup = await createSteadily({
@@ -47,18 +42,15 @@ if (warmupSeconds > 0) {
     seconds: warmupSeconds,
     name: 'Warm-up',
   });
-  const warmed = warmup.filter((c) => c.failure === undefined);
-  await allArrived(warmed);
-  for (const c of warmed) warmupPets.add(c.id);
-  for (const first of arrivals) first.clear();
-  deliveries = 0;
+  await allArrived(warmup.filter((c) => c.failure === undefined).length);
+  eventsBefore = await eventsArrived();
 }
 
 let answered = 0;
 const owedSamples = [];
-const sampler = setInterval(() => {
-  const arrived = arrivals.reduce((sum, first) => sum + first.size, 0);
-  owedSamples.push(answered * healthy - arrived);
+const sampler = setInterval(async () => {
+  const owed = answered * healthy;
+  owedSamples.push(owed - ((await eventsArrived()) - eventsBefore));
 }, SAMPLE_MS);
 const creates = await createSteadily({
   origin,
@@ -70,16 +62,25 @@ const creates = await createSteadily({
 });
 clearInterval(sampler);
 const created = creates.filter((c) => c.failure === undefined);
-const missing = await allArrived(created);
+const missing = await allArrived(created.length);
 const downState = down ? await webhook(ids.at(-1)) : undefined;
 // None outlives its receiver in a database the next server uses (PostgreSQL).
 for (const id of ids) await webhook(id, 'DELETE');
+const arrivals = (await receivers.arrivals()).map(
+  (pets) => new Map(pets.map(([id, arrivedAt, deliveries]) => [id, { arrivedAt, deliveries }])),
+);
 await receivers.close();
 
 const milliseconds = (from) =>
   arrivals.flatMap((first) =>
-    created.filter((c) => first.has(c.id)).map((c) => round(first.get(c.id) - c[from])),
+    created
+      .filter((c) => first.has(c.id))
+      .map((c) => round(first.get(c.id).arrivedAt - (performance.timeOrigin + c[from]))),
   );
+const deliveries = arrivals.reduce(
+  (sum, first) => sum + created.reduce((n, c) => n + (first.get(c.id)?.deliveries ?? 0), 0),
+  0,
+);
 const sendingSeconds = (creates.at(-1).sentAt - creates[0].sentAt) / 1000;
 process.stdout.write(
   JSON.stringify({
@@ -99,12 +100,19 @@ process.stdout.write(
   }),
 );
 
-/** Waits up to GRACE_MS for every healthy receiver to get `created`; resolves to how many did not. */
-async function allArrived(created) {
-  const missing = () =>
-    arrivals.reduce((n, first) => n + created.filter((c) => !first.has(c.id)).length, 0);
+/** Distinct events the healthy receivers have got, together. */
+async function eventsArrived() {
+  return (await receivers.counts()).reduce((sum, { events }) => sum + events, 0);
+}
+
+/**
+ * Waits up to GRACE_MS for every healthy receiver to get the events of the last `answered`
+ * creates; resolves to how many did not.
+ */
+async function allArrived(answered) {
+  const missing = async () => answered * healthy - ((await eventsArrived()) - eventsBefore);
   const deadline = performance.now() + GRACE_MS;
-  while (missing() > 0 && performance.now() < deadline) await sleep(50);
+  while ((await missing()) > 0 && performance.now() < deadline) await sleep(50);
   return missing();
 }
 
