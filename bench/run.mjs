@@ -1,4 +1,4 @@
-// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--against REV] [--cluster] [--events] [--event-rows N] [--creates-per-second N] [--streams N] [--webhooks] [--delivery-seconds S] [--scenarios a,b] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C] [--node PATH]
+// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--against REV] [--cluster] [--events] [--event-rows N] [--creates-per-second N] [--streams N] [--webhooks] [--delivery-seconds S] [--delivery-rounds N] [--scenarios a,b] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C] [--node PATH]
 //
 // Races the real service against bench/reference (same API on bare Fastify + better-sqlite3, or `pg`
 // with prepared statements under --pg). Both
@@ -23,7 +23,8 @@
 // loopback, against the service with none (createPet), letting the webhooks' deliveries catch up
 // after each of its slices; then times deliveries: pets created at --creates-per-second for
 // --delivery-seconds, commit to first delivery and the deliveries owed each second, with the three
-// receivers alone and with a fourth webhook whose receiver is down.
+// receivers alone and with a fourth webhook whose receiver is down; --delivery-rounds times each
+// of the two that many times, alternating which goes first.
 // --scenarios names the scenarios to run (default: all of the mode's), e.g. create,patch.
 // --node runs the whole bench (seeding, service, reference) on that node binary instead of the one
 // running npm; better-sqlite3 must be built for its ABI (README, "Performance").
@@ -80,6 +81,7 @@ const { values: opts, tokens } = parseArgs({
     streams: { type: 'string' },
     webhooks: { type: 'boolean', default: false },
     'delivery-seconds': { type: 'string', default: '60' },
+    'delivery-rounds': { type: 'string', default: '1' },
     scenarios: { type: 'string' },
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },
@@ -104,6 +106,7 @@ const streams =
   opts.streams === undefined ? 0 : positiveInteger('--streams', opts.streams, 1, 1000);
 const chosenScenarios = opts.scenarios?.split(',');
 const deliverySeconds = positiveInteger('--delivery-seconds', opts['delivery-seconds'], 1);
+const deliveryRounds = positiveInteger('--delivery-rounds', opts['delivery-rounds'], 1);
 const engine = opts.pg ? 'postgres' : 'sqlite';
 const modes = [
   'scale',
@@ -309,6 +312,7 @@ const result = {
       webhookReceivers: WEBHOOK_RECEIVERS,
       createsPerSecond,
       deliverySeconds,
+      deliveryRounds,
       retrySchedule: CONTENDERS.deliveries.env.WEBHOOK_RETRY_SCHEDULE,
     }),
   },
@@ -483,40 +487,50 @@ async function unsubscribe(server, receivers) {
 }
 
 /**
- * --webhooks: deliveries timed on a fresh server, first to the receivers alone, then with a
- * webhook whose receiver is down; each after --warmup seconds of the same on the same receivers
- * and webhooks, unmeasured.
+ * --webhooks: deliveries timed on a fresh server, to the receivers alone (healthy) and with a
+ * webhook whose receiver is down (withDown); each after --warmup seconds of the same on the same
+ * receivers and webhooks, unmeasured. --delivery-rounds times each phase that many times, in the
+ * order healthy, withDown, withDown, healthy, …, so neither phase always runs on the database the
+ * other has grown; on PostgreSQL every phase writes to the same database.
  */
 async function timeWebhookDeliveries() {
-  const phases = {};
-  for (const [phase, down] of [
-    ['healthy', false],
-    ['withDown', true],
-  ]) {
-    process.stderr.write(`webhook deliveries, ${phase}: `);
-    const server = await startContender('deliveries', phase);
-    try {
-      const spec = {
-        origin: server.origin,
-        key: data.key,
-        healthy: WEBHOOK_RECEIVERS,
-        down,
-        createsPerSecond,
-      };
-      phases[phase] = await measureWebhookLatency({
-        ...spec,
-        warmupSeconds: warmup,
-        seconds: deliverySeconds,
-      });
-      const { created, owed, missing } = phases[phase];
+  const phases = { healthy: [], withDown: [] };
+  for (let round = 1; round <= deliveryRounds; round++) {
+    const order = round % 2 === 1 ? ['healthy', 'withDown'] : ['withDown', 'healthy'];
+    for (const phase of order) {
+      process.stderr.write(`webhook deliveries, ${phase} ${round}/${deliveryRounds}: `);
+      const run = await timeWebhookPhase(phase, round);
+      phases[phase].push(run);
+      const { created, owed, missing } = run;
       process.stderr.write(
         `${created} creates answered 201, ${owed - missing} of ${owed} deliveries arrived\n`,
       );
-    } finally {
-      await server.stop();
     }
   }
   return phases;
+}
+
+async function timeWebhookPhase(phase, round) {
+  const server = await startContender('deliveries', `${phase}-${round}`);
+  try {
+    const spec = {
+      origin: server.origin,
+      key: data.key,
+      healthy: WEBHOOK_RECEIVERS,
+      down: phase === 'withDown',
+      createsPerSecond,
+    };
+    return {
+      round,
+      ...(await measureWebhookLatency({
+        ...spec,
+        warmupSeconds: warmup,
+        seconds: deliverySeconds,
+      })),
+    };
+  } finally {
+    await server.stop();
+  }
 }
 
 /**

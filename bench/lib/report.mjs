@@ -150,30 +150,16 @@ function webhooksCost(withWebhooks, service, scenarioNames) {
 }
 
 /**
- * --webhooks' delivery timing, for the receivers alone and with one down: percentiles from the
- * create sent and answered to the first delivery, the deliveries owed over the second half of the
- * run, and what did not arrive.
+ * --webhooks' delivery timing, for the receivers alone and with one down, each phase timed
+ * --delivery-rounds times: percentiles from the create sent and answered to the first delivery
+ * (over all of a phase's runs, and per run), the deliveries owed over the second half of each run,
+ * and what did not arrive. What the down receiver costs the others is the withDown phase's p50
+ * and p99 against the healthy phase's; the spread of the healthy runs' own p50s is how much of
+ * that a run's noise alone makes.
  */
 export function summarizeWebhookDeliveries(phases, { createsPerSecond, receivers }) {
   const summary = Object.fromEntries(
-    Object.entries(phases).map(([phase, run]) => [
-      phase,
-      {
-        fromSentMs: percentiles(run.fromSentMs),
-        fromAnswerMs: percentiles(run.fromAnswerMs),
-        createsPerSecond: run.createsPerSecond,
-        sent: run.sent,
-        created: run.created,
-        owed: run.owed,
-        missing: run.missing,
-        repeated: run.deliveries - (run.owed - run.missing),
-        owedSecondHalf: percentiles(run.owedSamples.slice(Math.floor(run.owedSamples.length / 2))),
-        owedFirstHalf: percentiles(
-          run.owedSamples.slice(0, Math.floor(run.owedSamples.length / 2)),
-        ),
-        ...(run.down && { down: run.down }),
-      },
-    ]),
+    Object.entries(phases).map(([phase, runs]) => [phase, summarizePhase(runs)]),
   );
   const targets = [];
   const check = checker(targets);
@@ -185,47 +171,98 @@ export function summarizeWebhookDeliveries(phases, { createsPerSecond, receivers
       1000,
       ' ms',
     );
-    // Flat: never a second's deliveries behind over the second half.
+    // Flat: never a second's deliveries behind over the second half of any run.
     check(
       `${phase}: deliveries owed, largest over the second half`,
-      s.owedSecondHalf.max,
+      s.owedSecondHalfMax,
       '≤',
       createsPerSecond * receivers,
     );
     check(`${phase}: creates not answered 201`, s.sent - s.created, '≤', 0);
     check(`${phase}: deliveries that never arrived`, s.missing, '≤', 0);
   }
-  return { ...summary, targets };
+  const { healthy, withDown } = summary;
+  const downCost = healthy &&
+    withDown && {
+      p50Ms: withDown.fromSentMs.p50 - healthy.fromSentMs.p50,
+      p99Ms: withDown.fromSentMs.p99 - healthy.fromSentMs.p99,
+      healthyP50SpreadMs: spread(healthy.runs.map((run) => run.fromSentMs.p50)),
+      healthyP99SpreadMs: spread(healthy.runs.map((run) => run.fromSentMs.p99)),
+    };
+  return { ...summary, downCost, targets };
+}
+
+function summarizePhase(runs) {
+  const sum = (field) => runs.reduce((total, run) => total + field(run), 0);
+  const halves = runs.map((run) => {
+    const half = Math.floor(run.owedSamples.length / 2);
+    return { first: run.owedSamples.slice(0, half), second: run.owedSamples.slice(half) };
+  });
+  return {
+    fromSentMs: percentiles(runs.flatMap((run) => run.fromSentMs)),
+    fromAnswerMs: percentiles(runs.flatMap((run) => run.fromAnswerMs)),
+    runs: runs.map((run) => ({ round: run.round, fromSentMs: percentiles(run.fromSentMs) })),
+    createsPerSecond: sum((run) => run.createsPerSecond) / runs.length,
+    sent: sum((run) => run.sent),
+    created: sum((run) => run.created),
+    owed: sum((run) => run.owed),
+    missing: sum((run) => run.missing),
+    repeated: sum((run) => run.deliveries - (run.owed - run.missing)),
+    owedFirstHalfMax: Math.max(...halves.map((half) => Math.max(0, ...half.first))),
+    owedSecondHalfP50: percentiles(halves.flatMap((half) => half.second)).p50,
+    owedSecondHalfMax: Math.max(...halves.map((half) => Math.max(0, ...half.second))),
+    down: runs.map((run) => run.down).filter(Boolean),
+  };
+}
+
+function spread(values) {
+  return values.length < 2 ? undefined : Math.max(...values) - Math.min(...values);
 }
 
 export function printWebhookDeliveries({ setup, webhookSummary }) {
   const ms = ({ p50, p99, max }) => [p50, p99, max].map((n) => n.toFixed(1)).join(' / ');
-  const phases = Object.keys(webhookSummary).filter((key) => key !== 'targets');
+  const phases = ['healthy', 'withDown'];
   const row = (label, value) => [label, ...phases.map((phase) => value(webhookSummary[phase]))];
   const table = [
     ['measurement', ...phases],
-    row('creates/s sent', (s) => Math.round(s.createsPerSecond).toLocaleString('en')),
+    row('creates/s sent, mean of the runs', (s) =>
+      Math.round(s.createsPerSecond).toLocaleString('en'),
+    ),
     row('first delivery from create sent: p50 / p99 / max ms', (s) => ms(s.fromSentMs)),
     row('first delivery from create answered: p50 / p99 / max ms', (s) => ms(s.fromAnswerMs)),
-    row(
-      'owed, first half of the run: p50 / max',
-      (s) => `${s.owedFirstHalf.p50} / ${s.owedFirstHalf.max}`,
+    row('each run, from create sent: p50 / p99 ms', (s) =>
+      s.runs
+        .map((run) => `${run.fromSentMs.p50.toFixed(1)} / ${run.fromSentMs.p99.toFixed(1)}`)
+        .join(', '),
     ),
-    row('owed, second half: p50 / max', (s) => `${s.owedSecondHalf.p50} / ${s.owedSecondHalf.max}`),
+    row('owed, first halves: max', (s) => `${s.owedFirstHalfMax}`),
+    row('owed, second halves: p50 / max', (s) => `${s.owedSecondHalfP50} / ${s.owedSecondHalfMax}`),
     row('creates sent / answered 201', (s) => `${s.sent} / ${s.created}`),
     row('deliveries owed / missing / repeated', (s) => `${s.owed} / ${s.missing} / ${s.repeated}`),
     row('the down webhook: pending / last failure', (s) =>
-      s.down ? `${s.down.pendingDeliveries} / ${s.down.reason}` : '-',
+      s.down.length > 0
+        ? s.down.map((d) => `${d.pendingDeliveries} / ${d.reason}`).join(', ')
+        : '-',
     ),
   ];
+  const { downCost } = webhookSummary;
+  const signed = (n) => `${n >= 0 ? '+' : ''}${n.toFixed(1)}`;
+  const noise =
+    downCost.healthyP50SpreadMs === undefined
+      ? ' (one healthy run: no spread to compare with; --delivery-rounds 2 or more gives one)'
+      : `; the healthy runs' own spread: p50 ${downCost.healthyP50SpreadMs.toFixed(1)}, p99 ${downCost.healthyP99SpreadMs.toFixed(1)} ms`;
   process.stdout.write(
     `${[
       '',
       `webhook deliveries: ${setup.createsPerSecond} creates/s for ${setup.deliverySeconds} s, ` +
+        `${setup.deliveryRounds ?? 1} run(s) of each phase, ` +
         `${setup.webhookReceivers} receivers subscribed to every event (withDown: and a webhook whose ` +
         `receiver refuses connections; retry schedule ${setup.retrySchedule}); owed sampled each second`,
       '',
       ...formatTable(table),
+      '',
+      `the down receiver's cost to the others, withDown − healthy: p50 ${signed(downCost.p50Ms)}, ` +
+        `p99 ${signed(downCost.p99Ms)} ms${noise}`,
       ...targetLines(webhookSummary.targets),
     ].join('\n')}\n`,
   );

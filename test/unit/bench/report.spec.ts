@@ -422,29 +422,70 @@ describe('bench summary of --webhooks deliveries', () => {
     ...extra,
   });
 
-  it('takes percentiles over every first delivery, splits the owed samples into halves, and counts repeats', () => {
+  it("takes percentiles over every first delivery of a phase's runs, the owed samples' halves of each run, and counts repeats", () => {
     const summary = summarizeWebhookDeliveries(
-      { healthy: phase([...Array<number>(99).fill(20), 700], [5, 9, 7, 6]) },
+      {
+        healthy: [
+          { round: 1, ...phase([...Array<number>(99).fill(20), 700], [5, 9, 7, 6]) },
+          { round: 2, ...phase(Array<number>(100).fill(30), [12, 4, 3, 8]) },
+        ],
+      },
       { createsPerSecond: 100, receivers: 3 },
     ) as Record<string, unknown>;
 
     expect(summary.healthy).toMatchObject({
-      fromSentMs: { p50: 20, p99: 20, max: 700 },
-      fromAnswerMs: { p50: 15, p99: 15, max: 695 },
-      owedFirstHalf: { p50: 5, max: 9 },
-      owedSecondHalf: { p50: 6, max: 7 },
-      repeated: 2,
+      fromSentMs: { p50: 30, p99: 30, max: 700 },
+      fromAnswerMs: { p50: 25, p99: 25, max: 695 },
+      runs: [
+        { round: 1, fromSentMs: { p50: 20, p99: 20, max: 700 } },
+        { round: 2, fromSentMs: { p50: 30, p99: 30, max: 30 } },
+      ],
+      sent: 200,
+      owedFirstHalfMax: 12,
+      owedSecondHalfP50: 6,
+      owedSecondHalfMax: 8,
+      repeated: 4,
+    });
+    expect(summary.downCost).toBeUndefined();
+  });
+
+  it("sets the down receiver's cost, withDown − healthy, beside the spread of the healthy runs", () => {
+    const { downCost } = summarizeWebhookDeliveries(
+      {
+        healthy: [
+          { round: 1, ...phase(Array<number>(100).fill(20), [1, 1]) },
+          { round: 2, ...phase(Array<number>(100).fill(26), [1, 1]) },
+        ],
+        withDown: [
+          { round: 1, ...phase(Array<number>(100).fill(24), [1, 1]) },
+          { round: 2, ...phase(Array<number>(100).fill(25), [1, 1]) },
+        ],
+      },
+      { createsPerSecond: 100, receivers: 3 },
+    );
+
+    expect(downCost).toEqual({
+      p50Ms: 4,
+      p99Ms: -1,
+      healthyP50SpreadMs: 6,
+      healthyP99SpreadMs: 6,
     });
   });
 
-  it('holds each phase to a p99 of 1 s, to under a second of deliveries owed over its second half, and to no missing delivery', () => {
+  it('holds each phase to a p99 of 1 s, to under a second of deliveries owed over the second half of every run, and to no missing delivery', () => {
     const { targets } = summarizeWebhookDeliveries(
       {
-        healthy: phase(Array<number>(100).fill(20), [10, 10, 10, 10]),
-        withDown: phase(Array<number>(100).fill(1200), [10, 10, 200, 301], {
-          missing: 3,
-          down: { pendingDeliveries: 100, reason: 'connection refused' },
-        }),
+        healthy: [{ round: 1, ...phase(Array<number>(100).fill(20), [10, 10, 10, 10]) }],
+        withDown: [
+          { round: 1, ...phase(Array<number>(100).fill(20), [10, 10, 10, 10]) },
+          {
+            round: 2,
+            ...phase(Array<number>(100).fill(1200), [10, 10, 200, 301], {
+              missing: 3,
+              down: { pendingDeliveries: 100, reason: 'connection refused' },
+            }),
+          },
+        ],
       },
       { createsPerSecond: 100, receivers: 3 },
     );
