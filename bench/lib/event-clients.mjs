@@ -68,13 +68,13 @@ export async function measureWebhookLatency(spec) {
 /**
  * `count` webhook receivers in a process of their own, subscribed to every event on `origin` as
  * webhooks `ids`, until `close()`; `counts()` resolves to the deliveries each got so far and how
- * many distinct events they were, `arrivals()` to each one's pet.created events as
+ * many distinct events they were; with `timed`, `arrivals()` to each one's pet.created events as
  * [pet id, first arrival (performance.timeOrigin + performance.now()), deliveries].
  * @returns {Promise<{ids: number[], counts: () => Promise<{deliveries:number, events:number}[]>,
  *   arrivals: () => Promise<[number, number, number][][]>, close: () => Promise<void>}>}
  */
-export async function holdWebhookReceivers({ origin, key, count }) {
-  const receivers = startReporting('webhook-receivers-worker.mjs', { origin, key, count });
+export async function holdWebhookReceivers({ origin, key, count, timed = false }) {
+  const receivers = startReporting('webhook-receivers-worker.mjs', { origin, key, count, timed });
   const { ids } = await receivers.next();
   return {
     ids,

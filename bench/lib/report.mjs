@@ -208,11 +208,16 @@ function summarizePhase(runs) {
     owed: sum((run) => run.owed),
     missing: sum((run) => run.missing),
     repeated: sum((run) => run.deliveries - (run.owed - run.missing)),
-    owedFirstHalfMax: Math.max(...halves.map((half) => Math.max(0, ...half.first))),
+    owedFirstHalfMax: largest(halves.flatMap((half) => half.first)),
     owedSecondHalfP50: percentiles(halves.flatMap((half) => half.second)).p50,
-    owedSecondHalfMax: Math.max(...halves.map((half) => Math.max(0, ...half.second))),
+    // Undefined, failing its target, when a run was too short to sample.
+    owedSecondHalfMax: largest(halves.flatMap((half) => half.second)),
     down: runs.map((run) => run.down).filter(Boolean),
   };
+}
+
+function largest(values) {
+  return values.reduce((max, value) => (max === undefined || value > max ? value : max), undefined);
 }
 
 function spread(values) {
@@ -220,7 +225,8 @@ function spread(values) {
 }
 
 export function printWebhookDeliveries({ setup, webhookSummary }) {
-  const ms = ({ p50, p99, max }) => [p50, p99, max].map((n) => n.toFixed(1)).join(' / ');
+  const fixed = (n) => n?.toFixed(1) ?? '-';
+  const ms = ({ p50, p99, max }) => [p50, p99, max].map(fixed).join(' / ');
   const phases = ['healthy', 'withDown'];
   const row = (label, value) => [label, ...phases.map((phase) => value(webhookSummary[phase]))];
   const table = [
@@ -231,12 +237,13 @@ export function printWebhookDeliveries({ setup, webhookSummary }) {
     row('first delivery from create sent: p50 / p99 / max ms', (s) => ms(s.fromSentMs)),
     row('first delivery from create answered: p50 / p99 / max ms', (s) => ms(s.fromAnswerMs)),
     row('each run, from create sent: p50 / p99 ms', (s) =>
-      s.runs
-        .map((run) => `${run.fromSentMs.p50.toFixed(1)} / ${run.fromSentMs.p99.toFixed(1)}`)
-        .join(', '),
+      s.runs.map((run) => `${fixed(run.fromSentMs.p50)} / ${fixed(run.fromSentMs.p99)}`).join(', '),
     ),
-    row('owed, first halves: max', (s) => `${s.owedFirstHalfMax}`),
-    row('owed, second halves: p50 / max', (s) => `${s.owedSecondHalfP50} / ${s.owedSecondHalfMax}`),
+    row('owed, first halves: max', (s) => `${s.owedFirstHalfMax ?? '-'}`),
+    row(
+      'owed, second halves: p50 / max',
+      (s) => `${s.owedSecondHalfP50 ?? '-'} / ${s.owedSecondHalfMax ?? '-'}`,
+    ),
     row('creates sent / answered 201', (s) => `${s.sent} / ${s.created}`),
     row('deliveries owed / missing / repeated', (s) => `${s.owed} / ${s.missing} / ${s.repeated}`),
     row('the down webhook: pending / last failure', (s) =>
@@ -246,11 +253,11 @@ export function printWebhookDeliveries({ setup, webhookSummary }) {
     ),
   ];
   const { downCost } = webhookSummary;
-  const signed = (n) => `${n >= 0 ? '+' : ''}${n.toFixed(1)}`;
+  const signed = (n) => (Number.isFinite(n) ? `${n >= 0 ? '+' : ''}${n.toFixed(1)}` : '-');
   const noise =
     downCost.healthyP50SpreadMs === undefined
       ? ' (one healthy run: no spread to compare with; --delivery-rounds 2 or more gives one)'
-      : `; the healthy runs' own spread: p50 ${downCost.healthyP50SpreadMs.toFixed(1)}, p99 ${downCost.healthyP99SpreadMs.toFixed(1)} ms`;
+      : `; the healthy runs' own spread: p50 ${fixed(downCost.healthyP50SpreadMs)}, p99 ${fixed(downCost.healthyP99SpreadMs)} ms`;
   process.stdout.write(
     `${[
       '',

@@ -2,15 +2,16 @@
 // for the race's `webhooks` contender and for the delivery timing (webhook-latency-worker.mjs),
 // whose creates would otherwise hold up their answers. Prints one JSON line once subscribed, then
 // one per line read on stdin: for "count", the deliveries each receiver got and how many distinct
-// events they were; for "arrivals", per receiver, [pet id, first arrival, deliveries] of each
-// pet.created event, its first arrival on the clock every process on the machine shares
-// (performance.timeOrigin + performance.now(), in ms). Spec as JSON in its first argument.
+// events they were; with `timed` in the spec, for "arrivals", per receiver, [pet id, first
+// arrival, deliveries] of each pet.created event, its first arrival on the clock every process on
+// the machine shares (performance.timeOrigin + performance.now(), in ms); the race leaves it out,
+// so its receivers do no more than count. Spec as JSON in its first argument.
 // Started pinned by event-clients.mjs.
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { startReceivers, subscribe } from './webhook-receivers.mjs';
 
-const { origin, key, count } = JSON.parse(process.argv[2]);
+const { origin, key, count, timed = false } = JSON.parse(process.argv[2]);
 const received = Array.from({ length: count }, () => ({
   deliveries: 0,
   events: new Set(),
@@ -20,7 +21,7 @@ const receivers = await startReceivers(count, (receiver, event) => {
   const { deliveries, events, created } = received[receiver];
   received[receiver].deliveries = deliveries + 1;
   events.add(event.id);
-  if (event.type !== 'pet.created') return;
+  if (!timed || event.type !== 'pet.created') return;
   const earlier = created.get(event.data.pet.id);
   if (earlier) earlier[2]++;
   else

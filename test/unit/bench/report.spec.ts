@@ -472,6 +472,18 @@ describe('bench summary of --webhooks deliveries', () => {
     });
   });
 
+  it('fails the backlog target of a phase whose runs were too short to sample what was owed', () => {
+    const { targets } = summarizeWebhookDeliveries(
+      { healthy: [{ round: 1, ...phase(Array<number>(100).fill(20), []) }] },
+      { createsPerSecond: 100, receivers: 3 },
+    );
+
+    expect(targets.find(({ name }: { name: string }) => /owed/.test(name))).toMatchObject({
+      value: undefined,
+      met: false,
+    });
+  });
+
   it('holds each phase to a p99 of 1 s, to under a second of deliveries owed over the second half of every run, and to no missing delivery', () => {
     const { targets } = summarizeWebhookDeliveries(
       {
