@@ -86,9 +86,11 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private stopping = false;
   /**
    * Whether the store had an enabled webhook at the last look: commits wake the worker only then,
-   * so a store without webhooks pays no pass for its changes (docs/performance.md).
+   * so a store without webhooks pays no pass for its changes (docs/performance.md), from its
+   * start on. None is assumed before the first look, which bootstrap starts and which wakes a
+   * pass itself when it finds one.
    */
-  private subscribed = true;
+  private subscribed = false;
   /** Webhooks created here so far: a look that began before one was created cannot deny it. */
   private createdHere = 0;
   /** Aborted when SIGTERM has waited long enough for the attempts in flight. */
