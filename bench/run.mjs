@@ -513,21 +513,16 @@ async function timeWebhookDeliveries() {
 async function timeWebhookPhase(phase, round) {
   const server = await startContender('deliveries', `${phase}-${round}`);
   try {
-    const spec = {
+    const run = await measureWebhookLatency({
       origin: server.origin,
       key: data.key,
       healthy: WEBHOOK_RECEIVERS,
       down: phase === 'withDown',
       createsPerSecond,
-    };
-    return {
-      round,
-      ...(await measureWebhookLatency({
-        ...spec,
-        warmupSeconds: warmup,
-        seconds: deliverySeconds,
-      })),
-    };
+      warmupSeconds: warmup,
+      seconds: deliverySeconds,
+    });
+    return { round, ...run };
   } finally {
     await server.stop();
   }

@@ -217,7 +217,7 @@ function summarizePhase(runs) {
 }
 
 function largest(values) {
-  return values.reduce((max, value) => (max === undefined || value > max ? value : max), undefined);
+  return values.length === 0 ? undefined : Math.max(...values);
 }
 
 function spread(values) {
@@ -262,7 +262,7 @@ export function printWebhookDeliveries({ setup, webhookSummary }) {
     `${[
       '',
       `webhook deliveries: ${setup.createsPerSecond} creates/s for ${setup.deliverySeconds} s, ` +
-        `${setup.deliveryRounds ?? 1} run(s) of each phase, ` +
+        `${setup.deliveryRounds} run(s) of each phase, ` +
         `${setup.webhookReceivers} receivers subscribed to every event (withDown: and a webhook whose ` +
         `receiver refuses connections; retry schedule ${setup.retrySchedule}); owed sampled each second`,
       '',

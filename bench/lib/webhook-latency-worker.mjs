@@ -5,11 +5,10 @@
 // measurement, so what is measured is the service at a steady state, not the receivers compiling
 // their code or the first connections to them. The receivers answer in a process of their own
 // (webhook-receivers-worker.mjs): on the same CPU as this one, but not behind its creates on one
-// event loop. For each
-// measured create and healthy receiver, the time its first delivery arrived, counted from when the
-// create was sent and from when its answer arrived; every second, the deliveries owed to the
-// healthy receivers (answered creates times receivers, minus events arrived). Spec as JSON on
-// stdin; prints the result as JSON. Started pinned by event-clients.mjs.
+// event loop. For each measured create and healthy receiver, the time its first delivery arrived,
+// counted from when the create was sent and from when its answer arrived; every second, the
+// deliveries owed to the healthy receivers (answered creates times receivers, minus events
+// arrived). Spec as JSON on stdin; prints the result as JSON. Started pinned by event-clients.mjs.
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';

@@ -18,10 +18,11 @@ const received = Array.from({ length: count }, () => ({
   created: new Map(),
 }));
 const receivers = await startReceivers(count, (receiver, event) => {
-  const { deliveries, events, created } = received[receiver];
-  received[receiver].deliveries = deliveries + 1;
-  events.add(event.id);
+  const got = received[receiver];
+  got.deliveries++;
+  got.events.add(event.id);
   if (!timed || event.type !== 'pet.created') return;
+  const { created } = got;
   const earlier = created.get(event.data.pet.id);
   if (earlier) earlier[2]++;
   else

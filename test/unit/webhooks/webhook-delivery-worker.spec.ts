@@ -59,6 +59,7 @@ describe('WebhookDeliveryWorker, before and after its first look', () => {
     await vi.waitFor(() => expect(claimDue).toHaveBeenCalledTimes(1));
     await new Promise((resolve) => setTimeout(resolve, 60));
     commit();
-    await vi.waitFor(() => expect(claimDue).toHaveBeenCalledTimes(2));
+    // Well inside the worker's 1 s poll, which would run a pass without the commit.
+    await vi.waitFor(() => expect(claimDue).toHaveBeenCalledTimes(2), { timeout: 300 });
   });
 });
