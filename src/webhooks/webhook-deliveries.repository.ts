@@ -9,7 +9,7 @@ import { eventOrder } from '../events/event-order.js';
 import type { EventPosition } from '../events/event-position.js';
 import type { PetEventType } from '../events/pet-event.js';
 import type { SigningSecrets } from './webhook-signature.js';
-import { eventTypesOfColumn } from './webhook-subscription.js';
+import { eventTypesOfColumn, OWED_COUNTED_UP_TO } from './webhook-subscription.js';
 
 /**
  * A subscription this instance holds the lease of: where to send, what to sign with, which events
@@ -83,15 +83,55 @@ const RETRIED = `ON CONFLICT (subscription_id, event_tx, event_seq) DO UPDATE SE
   last_error = excluded.last_error`;
 
 /**
+ * SQL counting the rows that pass `filter` among the first OWED_COUNTED_UP_TO rows of `rowsWhere`
+ * (a FROM list, aliased `alias`, and its WHERE clause) in `order`, the order of the index they are
+ * found by. The filter stays outside the LIMIT: inside, PostgreSQL estimated few matches and
+ * collected the whole range before sorting it, however long (docs/events.md, "What a webhook is
+ * owed").
+ */
+function countAmongFirst(rowsWhere: string, alias: string, order: string, filter: string): string {
+  return `(SELECT COUNT(*) FROM (SELECT ${alias}.* FROM ${rowsWhere}
+    ORDER BY ${order} LIMIT ${OWED_COUNTED_UP_TO}) AS ${alias} WHERE ${filter})`;
+}
+
+/** A backlog's two counts, pending failed deliveries and unsent events, as one capped count. */
+export function owedOf(pending: unknown, unsent: unknown): number {
+  // PostgreSQL counts in bigint, which its driver returns as text.
+  return Math.min(Number(pending) + Number(unsent), OWED_COUNTED_UP_TO);
+}
+
+/** Whether event `e` is of a type subscription `s` takes (`event_types`: a JSON array, or NULL). */
+const OF_ITS_TYPES = `(s.event_types IS NULL OR s.event_types LIKE '%"' || e.type || '"%')`;
+
+/**
  * SQL over the events a subscription `s` has not been sent yet: committed, after its cursor, and,
  * when `ofItsTypes`, of the types it takes (`event_types` is a JSON array of names).
  */
 export function unsentEvents(db: SqlRunner, ofItsTypes: boolean): string {
   const order = eventOrder(db);
-  const types = `(s.event_types IS NULL OR s.event_types LIKE '%"' || e.type || '"%')`;
   return `pet_events e WHERE ${order.after('s.after_tx', 's.after_seq')} AND ${order.committed}${
-    ofItsTypes ? ` AND ${types}` : ''
+    ofItsTypes ? ` AND ${OF_ITS_TYPES}` : ''
   }`;
+}
+
+/** The failed deliveries of subscription `s` in `state` among its first rows (countAmongFirst). */
+export function deliveriesCounted(state: 'pending' | 'given_up'): string {
+  return countAmongFirst(
+    'webhook_deliveries d WHERE d.subscription_id = s.id',
+    'd',
+    'd.event_tx, d.event_seq',
+    `d.state = '${state}'`,
+  );
+}
+
+/** The events of its types among the first after subscription `s`'s cursor (countAmongFirst). */
+export function unsentEventsCounted(db: SqlRunner): string {
+  return countAmongFirst(
+    `${unsentEvents(db, false)} AND s.disabled_at IS NULL`,
+    'e',
+    eventOrder(db).ascending,
+    OF_ITS_TYPES,
+  );
 }
 
 function statements(db: SqlRunner) {
@@ -101,14 +141,13 @@ function statements(db: SqlRunner) {
   const unsent = `EXISTS (SELECT 1 FROM ${unsentEvents(db, false)}
     AND e.occurred_at <= :firstDueBy)`;
   return {
-    // Read at each scrape (webhook-metrics.ts), per subscription: its pending deliveries, counted
-    // in its range of the primary key, and the events of its types after its cursor; and the
+    // Read at each scrape (webhook-metrics.ts), per subscription: its pending deliveries and the
+    // events of its types after its cursor, each counted over a bounded range of a key; and the
     // commit times of the first of each, all lookups by key.
     backlog: db.statement<object>(
       `SELECT s.id, s.disabled_at,
-        (SELECT COUNT(*) FROM webhook_deliveries d
-          WHERE d.subscription_id = s.id AND d.state = 'pending') AS pending,
-        (SELECT COUNT(*) FROM ${unsentEvents(db, true)} AND s.disabled_at IS NULL) AS unsent,
+        ${deliveriesCounted('pending')} AS pending,
+        ${unsentEventsCounted(db)} AS unsent,
         (SELECT e.occurred_at FROM webhook_deliveries d
           JOIN pet_events e ON e.tx = d.event_tx AND e.seq = d.event_seq
           WHERE d.subscription_id = s.id AND d.state = 'pending'
@@ -208,7 +247,7 @@ export class WebhookDeliveriesRepository {
       return {
         id: Number(row.id),
         enabled: row.disabled_at === null,
-        owed: Number(row.pending) + Number(row.unsent),
+        owed: owedOf(row.pending, row.unsent),
         oldestOwedAt: times.length === 0 ? null : new Date(Math.min(...times)),
       };
     });

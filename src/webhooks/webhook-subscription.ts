@@ -6,6 +6,14 @@ import type { PetEventType } from '../events/pet-event.js';
  */
 export const MAX_WEBHOOKS = 100;
 
+/**
+ * The most a count of a webhook's deliveries reads (`pendingDeliveries`, `givenUpDeliveries`, the
+ * owed gauge): counting stops there, so a receiver down for days costs each read what one down
+ * for a minute costs; the oldest owed event's age tells how far behind it is (docs/events.md,
+ * "What a webhook is owed").
+ */
+export const OWED_COUNTED_UP_TO = 10_000;
+
 /** A webhook subscription as stored, without its signing secrets, with its deliveries owed. */
 export interface WebhookSubscription {
   id: number;
@@ -18,9 +26,9 @@ export interface WebhookSubscription {
   lastSuccessAt: Date | null;
   lastFailureAt: Date | null;
   lastFailureReason: string | null;
-  /** Deliveries still to be attempted. */
+  /** Deliveries still to be attempted, up to OWED_COUNTED_UP_TO. */
   pendingDeliveries: number;
-  /** Deliveries whose every attempt failed. */
+  /** Deliveries whose every attempt failed, up to OWED_COUNTED_UP_TO. */
   givenUpDeliveries: number;
 }
 

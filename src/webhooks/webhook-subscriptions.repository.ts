@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { type Row, SqlRunner } from '../database/sql-runner.js';
 import type { EventPosition } from '../events/event-position.js';
 import type { PetEventType } from '../events/pet-event.js';
-import { unsentEvents } from './webhook-deliveries.repository.js';
+import { deliveriesCounted, owedOf, unsentEventsCounted } from './webhook-deliveries.repository.js';
 import {
   eventTypesColumn,
   eventTypesOfColumn,
@@ -20,17 +20,14 @@ export interface NewWebhookSubscription {
 
 /**
  * A subscription with its deliveries owed: the failed ones still pending, and while it is enabled
- * the events of its types not sent yet (docs/events.md, "How deliveries are owed and sent").
+ * the events of its types not sent yet; and those given up. Each count stops at the cap
+ * (docs/events.md, "What a subscription is owed").
  */
 function subscriptionColumns(db: SqlRunner): string {
   return `s.id, s.url, s.event_types, s.created_at, s.disabled_at,
   s.disabled_reason, s.last_success_at, s.last_failure_at, s.last_failure_reason,
-  (SELECT COUNT(*) FROM webhook_deliveries d
-    WHERE d.subscription_id = s.id AND d.state = 'pending')
-  + (SELECT COUNT(*) FROM ${unsentEvents(db, true)} AND s.disabled_at IS NULL)
-    AS pending_deliveries,
-  (SELECT COUNT(*) FROM webhook_deliveries d
-    WHERE d.subscription_id = s.id AND d.state = 'given_up') AS given_up_deliveries`;
+  ${deliveriesCounted('pending')} AS pending, ${unsentEventsCounted(db)} AS unsent,
+  ${deliveriesCounted('given_up')} AS given_up`;
 }
 
 /** Any 64-bit constant shared by every replica: serialises webhook creates across processes. */
@@ -157,9 +154,9 @@ function toSubscription(row: Row): WebhookSubscription {
     lastSuccessAt: optionalDate(row.last_success_at),
     lastFailureAt: optionalDate(row.last_failure_at),
     lastFailureReason: row.last_failure_reason as string | null,
+    pendingDeliveries: owedOf(row.pending, row.unsent),
     // PostgreSQL counts in bigint, which its driver returns as text.
-    pendingDeliveries: Number(row.pending_deliveries),
-    givenUpDeliveries: Number(row.given_up_deliveries),
+    givenUpDeliveries: Number(row.given_up),
   };
 }
 

@@ -1,5 +1,15 @@
+import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
+/** A URL on loopback where nothing listens: every connection is refused. */
+export async function refusingUrl(): Promise<string> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}/hook`;
+}
 
 /** One request the receiver got. */
 export interface ReceivedDelivery {

@@ -409,12 +409,12 @@ export interface components {
        */
       lastFailureReason: string | null;
       /**
-       * @description Deliveries owed: events not yet delivered that will be attempted.
+       * @description Deliveries owed: events not yet delivered that will be attempted. At most 10,000, counted among the next 10,000 events and the first 10,000 failed deliveries: a webhook further behind reads 10,000, or less when it takes only some event types.
        * @example 0
        */
       pendingDeliveries: number;
       /**
-       * @description Deliveries given up after their last attempt failed; they are not sent again.
+       * @description Deliveries given up after their last attempt failed; they are not sent again. Counted among the webhook's first 10,000 failed deliveries.
        * @example 0
        */
       givenUpDeliveries: number;

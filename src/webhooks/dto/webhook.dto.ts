@@ -1,8 +1,10 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import type { PetEventType } from '../../events/pet-event.js';
+import { OWED_COUNTED_UP_TO } from '../webhook-subscription.js';
 import { TIMESTAMP, WEBHOOK_PROPERTIES } from './webhook-properties.js';
 
 const WHEN_NEVER = { ...TIMESTAMP, nullable: true } as const;
+const COUNTED = OWED_COUNTED_UP_TO.toLocaleString('en');
 
 @ApiSchema({
   name: 'Webhook',
@@ -53,17 +55,19 @@ export class WebhookDto {
   lastFailureReason: string | null;
 
   @ApiProperty({
-    description: 'Deliveries owed: events not yet delivered that will be attempted.',
+    description: `Deliveries owed: events not yet delivered that will be attempted. At most ${COUNTED}, counted among the next ${COUNTED} events and the first ${COUNTED} failed deliveries: a webhook further behind reads ${COUNTED}, or less when it takes only some event types.`,
     type: 'integer',
     minimum: 0,
+    maximum: OWED_COUNTED_UP_TO,
     example: 0,
   })
   pendingDeliveries: number;
 
   @ApiProperty({
-    description: 'Deliveries given up after their last attempt failed; they are not sent again.',
+    description: `Deliveries given up after their last attempt failed; they are not sent again. Counted among the webhook's first ${COUNTED} failed deliveries.`,
     type: 'integer',
     minimum: 0,
+    maximum: OWED_COUNTED_UP_TO,
     example: 0,
   })
   givenUpDeliveries: number;

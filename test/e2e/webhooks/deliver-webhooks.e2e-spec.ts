@@ -1,6 +1,3 @@
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiKeyStore } from '../../../src/auth/api-key-store.js';
@@ -8,7 +5,11 @@ import { WebhookDeliveryWorker } from '../../../src/webhooks/webhook-delivery-wo
 import { createPet } from '../../support/pets-api.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { ENGINES } from '../../support/test-database.js';
-import { type ReceivedDelivery, WebhookReceiver } from '../../support/webhook-receiver.js';
+import {
+  type ReceivedDelivery,
+  refusingUrl,
+  WebhookReceiver,
+} from '../../support/webhook-receiver.js';
 
 /**
  * Short retries, so a test sees every attempt of a delivery: 3 attempts, 1 s apart; the receiver
@@ -27,15 +28,6 @@ interface Created {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A URL on loopback where nothing listens: every connection is refused. */
-async function refusingUrl(): Promise<string> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}/hook`;
-}
 
 /** The event a delivery carries, after its signature checks out with `secret`. */
 function verified(secret: string, delivery: ReceivedDelivery): unknown {

@@ -1,10 +1,11 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiKeyStore } from '../../../src/auth/api-key-store.js';
 import { MetricsServer } from '../../../src/metrics/metrics-server.js';
+import { OWED_COUNTED_UP_TO } from '../../../src/webhooks/webhook-subscription.js';
 import { createPet } from '../../support/pets-api.js';
 import { startSecondInstance, startTestApp, type TestApp } from '../../support/test-app.js';
-import { ENGINES } from '../../support/test-database.js';
-import { WebhookReceiver } from '../../support/webhook-receiver.js';
+import { type Engine, ENGINES } from '../../support/test-database.js';
+import { refusingUrl, WebhookReceiver } from '../../support/webhook-receiver.js';
 
 /** Three attempts, 1 s apart, to a receiver on loopback; the metrics listener on a free port. */
 const ENV = {
@@ -24,6 +25,19 @@ function seriesOf(exposition: string, prefix: string): string[] {
     .split('\n')
     .filter((line) => line.startsWith(prefix))
     .sort();
+}
+
+/** `count` pet.created events committed in one statement, as fast as the engine writes them. */
+function addEvents(t: TestApp, engine: Engine, count: number): Promise<unknown> {
+  const occurredAt = new Date().toISOString();
+  const columns = `INSERT INTO pet_events (type, occurred_at, pet_id, pet)
+    SELECT 'pet.created', ${engine === 'postgres' ? '$1' : '?'}, n, '{"id":' || n || ',"name":"p"}'`;
+  return engine === 'postgres'
+    ? t.dataSource.query(`${columns} FROM generate_series(1, $2) AS g(n)`, [occurredAt, count])
+    : t.dataSource.query(
+        `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < ?) ${columns} FROM g`,
+        [count, occurredAt],
+      );
 }
 
 describe.each(ENGINES)('webhook metrics [%s]', (engine) => {
@@ -55,11 +69,8 @@ describe.each(ENGINES)('webhook metrics [%s]', (engine) => {
       await sleep(100);
     }
   };
-  const subscribe = async (): Promise<number> => {
-    const created = await t.request('POST', '/v1/webhooks', {
-      key: manager,
-      body: { url: receiver.url },
-    });
+  const subscribe = async (url = receiver.url): Promise<number> => {
+    const created = await t.request('POST', '/v1/webhooks', { key: manager, body: { url } });
     expect(created.statusCode, created.body).toBe(201);
     return created.json<{ id: number }>().id;
   };
@@ -154,6 +165,19 @@ describe.each(ENGINES)('webhook metrics [%s]', (engine) => {
     expect(seriesOf(await scrape(), 'animal_store_webhook_oldest_owed_age_seconds{')).toEqual([
       `animal_store_webhook_oldest_owed_age_seconds{subscription_id="${id}"} 0`,
     ]);
+  });
+
+  it(`counts what a webhook is owed up to ${OWED_COUNTED_UP_TO}, in the gauge and in pendingDeliveries`, async () => {
+    // Its receiver refuses connections, so the worker tries one event a second and the backlog
+    // stays over the cap for the whole test.
+    const id = await subscribe(await refusingUrl());
+    await addEvents(t, engine, OWED_COUNTED_UP_TO + 100);
+
+    expect(await scrapeUntil('animal_store_webhook_deliveries_owed{', (s) => s.length > 0)).toEqual(
+      [`animal_store_webhook_deliveries_owed{subscription_id="${id}"} ${OWED_COUNTED_UP_TO}`],
+    );
+    const webhook = await t.request('GET', `/v1/webhooks/${id}`, { key: manager });
+    expect(webhook.json()).toMatchObject({ pendingDeliveries: OWED_COUNTED_UP_TO });
   });
 
   it('counts a timeout apart from other failures', async () => {
