@@ -138,8 +138,11 @@ function statements(db: SqlRunner) {
   const order = eventOrder(db);
   const due = `EXISTS (SELECT 1 FROM webhook_deliveries d
     WHERE d.subscription_id = s.id AND d.state = 'pending' AND d.next_attempt_at <= :now)`;
-  const unsent = `EXISTS (SELECT 1 FROM ${unsentEvents(db, false)}
-    AND e.occurred_at <= :firstDueBy)`;
+  // The first such event in the events' order, not EXISTS: for EXISTS, PostgreSQL expected a third
+  // of the table to match and scanned it from its oldest row, so nearly all of it for every webhook
+  // near the newest event, at every pass (docs/performance.md, "fifteenth session").
+  const unsent = `(SELECT 1 FROM ${unsentEvents(db, false)} AND e.occurred_at <= :firstDueBy
+    ORDER BY ${order.ascending} LIMIT 1) IS NOT NULL`;
   return {
     // Read at each scrape (webhook-metrics.ts), per subscription: its pending deliveries and the
     // events of its types after its cursor, each counted over a bounded range of a key; and the
