@@ -21,7 +21,7 @@ export interface NewWebhookSubscription {
 /**
  * A subscription with its deliveries owed: the failed ones still pending, and while it is enabled
  * the events of its types not sent yet; and those given up. Each count stops at the cap
- * (docs/events.md, "What a subscription is owed").
+ * (docs/events.md, "What a webhook is owed").
  */
 function subscriptionColumns(db: SqlRunner): string {
   return `s.id, s.url, s.event_types, s.created_at, s.disabled_at,
