@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { type Row, SqlRunner, type SqlTransaction } from '../database/sql-runner.js';
+import { TurnBatch } from '../database/turn-batch.js';
 import { PET_JSON_BEFORE_ID, petJson, petJsonAfterId } from '../events/event-json.js';
 import type { PetEventRecord } from '../events/pet-event.js';
 import type { IdempotencyKeyEntity } from './idempotency-key.entity.js';
@@ -14,6 +15,11 @@ export interface PetPageQuery {
 }
 
 export type NewPetRow = Omit<PetEntity, 'id' | 'revision'>;
+
+interface NewPetWithEvent {
+  pet: NewPetRow;
+  event: PetEventRecord;
+}
 
 /** A claim with the pet it made. */
 export interface ClaimedPet {
@@ -46,7 +52,8 @@ function statements(db: SqlRunner) {
   };
 }
 
-type PetFields = Omit<PetEntity, 'revision'>;
+/** A pet's stored fields, without its revision, which the database counts. */
+export type PetFields = Omit<PetEntity, 'revision'>;
 
 interface EventParameters {
   occurredAt: string;
@@ -70,9 +77,9 @@ function changeStatements(db: SqlRunner) {
     insert: db.statement<NewPetRow>(
       'INSERT INTO pets (name, category_id, status) VALUES (:name, :categoryId, :status) RETURNING id',
     ),
-    update: db.statement<PetFields>(
+    update: db.statement<PetFields & { revision: number }>(
       `UPDATE pets SET name = :name, category_id = :categoryId, status = :status,
-      revision = revision + 1 WHERE id = :id RETURNING revision`,
+      revision = revision + 1 WHERE id = :id AND revision = :revision RETURNING revision`,
     ),
     insertWithEvent: db.statement<NewPetRow & EventParameters & { petAfterId: string }>(
       `WITH pet AS (
@@ -84,10 +91,40 @@ function changeStatements(db: SqlRunner) {
       )
       SELECT id FROM pet`,
     ),
-    updateWithEvent: db.statement<PetFields & EventParameters & { pet: string; previous: string }>(
+    // Many creates at once: rows are numbered in the arrays' order, and the identity hands out
+    // ascending ids in the order rows are inserted, so the n-th id is the n-th pet's.
+    insertManyWithEvents: db.statement<{
+      names: string[];
+      categoryIds: number[];
+      statuses: (string | null)[];
+      occurredAts: string[];
+      petsAfterId: string[];
+      traceContexts: (string | null)[];
+    }>(
+      `WITH input AS (
+        SELECT * FROM unnest(:names::text[], :categoryIds::bigint[], :statuses::text[],
+          :occurredAts::timestamptz[], :petsAfterId::text[], :traceContexts::text[])
+        WITH ORDINALITY AS input (name, category_id, status, occurred_at, pet_after_id,
+          trace_context, n)
+      ), pet AS (
+        INSERT INTO pets (name, category_id, status)
+        SELECT name, category_id, status FROM input ORDER BY n RETURNING id
+      ), numbered AS (
+        SELECT id, row_number() OVER (ORDER BY id) AS n FROM pet
+      ), event AS (
+        INSERT INTO pet_events (type, occurred_at, pet_id, pet, trace_context)
+        SELECT 'pet.created', input.occurred_at, numbered.id,
+          '${PET_JSON_BEFORE_ID}' || numbered.id || input.pet_after_id, input.trace_context
+        FROM numbered JOIN input USING (n) ORDER BY n
+      )
+      SELECT id FROM numbered ORDER BY n`,
+    ),
+    updateWithEvent: db.statement<
+      PetFields & EventParameters & { revision: number; pet: string; previous: string }
+    >(
       `WITH pet AS (
         UPDATE pets SET name = :name, category_id = :categoryId, status = :status,
-        revision = revision + 1 WHERE id = :id RETURNING id, revision
+        revision = revision + 1 WHERE id = :id AND revision = :revision RETURNING id, revision
       ), event AS (
         INSERT INTO pet_events (type, occurred_at, pet_id, pet, previous, trace_context)
         SELECT 'pet.updated', :occurredAt::timestamptz, pet.id, :pet::text, :previous::text,
@@ -130,6 +167,11 @@ function claimStatements(db: SqlRunner) {
 export class PetsRepository {
   private readonly sql: ReturnType<typeof statements>;
   private readonly postgres: boolean;
+  private readonly creates = new TurnBatch((creates: NewPetWithEvent[]) => this.createAll(creates));
+  /** Runs each statement in a transaction of its own: for changes that are one statement. */
+  private readonly eachStatementAlone: SqlTransaction = {
+    query: (sql, params) => this.db.write(sql, params),
+  };
 
   constructor(private readonly db: SqlRunner) {
     this.sql = statements(db);
@@ -148,6 +190,12 @@ export class PetsRepository {
     return row ? toPetEntity(row) : null;
   }
 
+  /** The pet as the primary has it: a change decided on it must not start from a replica's lag. */
+  async findLatestById(id: number): Promise<PetEntity | null> {
+    const [row] = await this.db.writeStatement(this.sql.byId, { id });
+    return row ? toPetEntity(row) : null;
+  }
+
   /** Runs `work` in one transaction on the primary: everything it writes commits, or nothing. */
   transaction<T>(work: (transaction: SqlTransaction) => Promise<T>): Promise<T> {
     return this.db.transaction(work);
@@ -160,15 +208,31 @@ export class PetsRepository {
     return row ? toPetEntity(row) : null;
   }
 
-  /** Creates the pet with its pet.created event; atomic on its own. */
-  async create(pet: NewPetRow, event: PetEventRecord): Promise<PetEntity> {
+  /**
+   * Creates the pet with its pet.created event; atomic on its own. On PostgreSQL the creates of
+   * one turn of the event loop share one statement, and so commit or fail together (SQLite's
+   * transactions share a commit the same way, in its runner).
+   */
+  create(pet: NewPetRow, event: PetEventRecord): Promise<PetEntity> {
     if (!this.postgres)
       return this.db.transaction((transaction) => this.insert(transaction, pet, event));
-    const [row] = await this.db.write(
-      this.sql.insertWithEvent.text,
-      this.insertWithEventValues(pet, event),
-    );
-    return { ...pet, id: Number(row.id), revision: 1 };
+    return this.creates.add({ pet, event });
+  }
+
+  private async createAll(creates: NewPetWithEvent[]): Promise<PetEntity[]> {
+    if (creates.length === 1) {
+      const [{ pet, event }] = creates;
+      return [await this.insert(this.eachStatementAlone, pet, event)];
+    }
+    const rows = await this.db.writeStatement(this.sql.insertManyWithEvents, {
+      names: creates.map(({ pet }) => pet.name),
+      categoryIds: creates.map(({ pet }) => pet.categoryId),
+      statuses: creates.map(({ pet }) => pet.status),
+      occurredAts: creates.map(({ event }) => event.occurredAt.toISOString()),
+      petsAfterId: creates.map(({ pet }) => petJsonAfterId(pet)),
+      traceContexts: creates.map(({ event }) => event.traceContext),
+    });
+    return creates.map(({ pet }, i) => ({ ...pet, id: Number(rows[i].id), revision: 1 }));
   }
 
   /** Creates the pet with its pet.created event inside `transaction`. */
@@ -179,7 +243,8 @@ export class PetsRepository {
   ): Promise<PetEntity> {
     const { insert, insertWithEvent, insertEvent } = this.sql;
     if (this.postgres) {
-      const values = this.insertWithEventValues(pet, event);
+      const petAfterId = petJsonAfterId(pet);
+      const values = insertWithEvent.values({ ...pet, ...eventParameters(event), petAfterId });
       const [row] = await transaction.query(insertWithEvent.text, values);
       return { ...pet, id: Number(row.id), revision: 1 };
     }
@@ -198,20 +263,34 @@ export class PetsRepository {
     return created;
   }
 
-  private insertWithEventValues(pet: NewPetRow, event: PetEventRecord): unknown[] {
-    const petAfterId = petJsonAfterId(pet);
-    return this.sql.insertWithEvent.values({ ...pet, ...eventParameters(event), petAfterId });
+  /**
+   * Stores the pet's new fields if it is still at `revision`, gives it the next one and writes its
+   * pet.updated event; null, writing nothing, when another change came first. Atomic on its own.
+   */
+  updateIfAt(revision: number, pet: PetFields, event: PetEventRecord): Promise<PetEntity | null> {
+    // On PostgreSQL the change is one statement, atomic without a transaction of its own.
+    if (this.postgres) return this.updateAt(this.eachStatementAlone, revision, pet, event);
+    return this.db.transaction((transaction) => this.updateAt(transaction, revision, pet, event));
   }
 
-  /**
-   * Stores the pet's new fields, gives it the next revision and writes its pet.updated event; the
-   * row must be locked.
-   */
+  /** `updateIfAt` inside `transaction`, of a pet whose row it locked at `revision`. */
   async update(
     transaction: SqlTransaction,
+    revision: number,
     pet: PetFields,
     event: PetEventRecord,
   ): Promise<PetEntity> {
+    const updated = await this.updateAt(transaction, revision, pet, event);
+    if (!updated) throw new Error(`Pet ${pet.id} changed while its row was locked`);
+    return updated;
+  }
+
+  private async updateAt(
+    transaction: SqlTransaction,
+    revision: number,
+    pet: PetFields,
+    event: PetEventRecord,
+  ): Promise<PetEntity | null> {
     const { update, updateWithEvent, insertEvent } = this.sql;
     const eventValues = {
       ...eventParameters(event),
@@ -219,13 +298,12 @@ export class PetsRepository {
       previous: JSON.stringify(event.previous ?? {}),
     };
     if (this.postgres) {
-      const [row] = await transaction.query(
-        updateWithEvent.text,
-        updateWithEvent.values({ ...pet, ...eventValues }),
-      );
-      return { ...pet, revision: Number(row.revision) };
+      const values = updateWithEvent.values({ ...pet, revision, ...eventValues });
+      const [row] = await transaction.query(updateWithEvent.text, values);
+      return row ? { ...pet, revision: Number(row.revision) } : null;
     }
-    const [row] = await transaction.query(update.text, update.values(pet));
+    const [row] = await transaction.query(update.text, update.values({ ...pet, revision }));
+    if (!row) return null;
     await transaction.query(
       insertEvent.text,
       insertEvent.values({ ...eventValues, type: 'pet.updated', petId: pet.id }),
