@@ -10,6 +10,7 @@ import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
+import { HttpModule } from './http/http.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { RouteTable } from './http/route-table.js';
 import { PetsModule } from './pets/pets.module.js';
@@ -27,6 +28,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         ScheduleModule.forRoot(),
         DatabaseModule,
+        HttpModule,
         AuthModule,
         RateLimitModule.forRoot(config),
         PetsModule,

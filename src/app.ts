@@ -7,6 +7,7 @@ import type { AppConfig } from './config/app-config.js';
 import { buildOpenApiDocument, setupDocs } from './docs/openapi.js';
 import { createHttpAdapter } from './http/http-adapter.js';
 import { configureHttpServer } from './http/http-server.js';
+import { RequestsInFlight } from './http/requests-in-flight.js';
 import { RouteTable } from './http/route-table.js';
 import { createLogger, NestPinoLogger } from './logging/logger.js';
 import { recordHttpMetrics } from './http/request-metrics.js';
@@ -47,7 +48,7 @@ export async function createApp(
     // exiting the process, so main.ts reports it and tests see it.
     abortOnError: false,
   });
-  configureHttpServer(adapter.getInstance(), app.get(RouteTable));
+  configureHttpServer(adapter.getInstance(), app.get(RouteTable), app.get(RequestsInFlight));
   if (isTracingOn()) traceRequests(adapter.getInstance());
   app.enableVersioning({ type: VersioningType.URI });
   const document = buildOpenApiDocument(app, config);

@@ -5,11 +5,17 @@ import { checkRequest } from './request-checks.js';
 import { registerBodyParsers } from './request-body.js';
 import { setResponseHeaders } from './response-headers.js';
 import { httpRouteConfig } from './route-config.js';
+import type { RequestsInFlight } from './requests-in-flight.js';
 import type { RouteTable } from './route-table.js';
 import { answerExpectationsAndConnect } from './socket-answers.js';
 
 /** Wires what every request goes through; must run before routes are registered. */
-export function configureHttpServer(fastify: FastifyInstance, routes: RouteTable): void {
+export function configureHttpServer(
+  fastify: FastifyInstance,
+  routes: RouteTable,
+  inFlight: RequestsInFlight,
+): void {
+  inFlight.countOn(fastify);
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
   registerBodyParsers(fastify);
   fastify.addHook('onRequest', checkRequest);

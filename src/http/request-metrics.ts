@@ -7,8 +7,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The operation of the route that took the request, set by that route's own hook. */
     metricsOperation: string | null;
-    /** Counted in the in-flight gauge and not yet taken out of it. */
-    metricsInFlight: boolean;
   }
 }
 
@@ -33,34 +31,19 @@ export function recordHttpMetrics(
   const operationOfRequest = (request: FastifyRequest): string | undefined =>
     request.metricsOperation ?? operationOfRoute(operations, request);
 
-  // A request leaves the in-flight count only if it entered it (an earlier `onRequest` hook may
-  // answer it first), and once: when answered or when its client aborts, whichever comes first.
-  const leave = (request: FastifyRequest) => {
-    if (!request.metricsInFlight) return;
-    request.metricsInFlight = false;
-    metrics.requestsInFlight.dec();
-  };
-
   // Routes are registered after this runs, so each deprecated one is seen with its Sunset header.
   fastify.decorateRequest('metricsOperation', null);
-  fastify.decorateRequest('metricsInFlight', false);
   fastify.addHook('onRoute', (route) => {
     recordSunset(metrics, operations, route);
     tagRequestsWithOperation(operations, route);
   });
 
-  fastify.addHook('onRequest', (request, _reply, done) => {
-    request.metricsInFlight = true;
-    metrics.requestsInFlight.inc();
-    done();
-  });
   // Error bodies are objects until serialized; this is where their code can be read.
   fastify.addHook('preSerialization', (_request, reply, payload, done) => {
     if (reply.statusCode >= 400) countError(metrics, payload);
     done(null, payload);
   });
   fastify.addHook('onResponse', (request, reply, done) => {
-    leave(request);
     const operation = operationOfRequest(request);
     metrics.requestDuration.observe(
       {
@@ -71,10 +54,6 @@ export function recordHttpMetrics(
       reply.elapsedTime / 1000,
     );
     if (reply.getHeader('idempotent-replayed') === 'true') metrics.idempotentReplays.inc();
-    done();
-  });
-  fastify.addHook('onRequestAbort', (request, done) => {
-    leave(request);
     done();
   });
 }

@@ -23,7 +23,6 @@ export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 const HELP = {
   animal_store_http_request_duration_seconds:
     'Time from the request arriving to the response being written, by operation.',
-  animal_store_http_requests_in_flight: 'Requests received and not yet answered.',
   animal_store_http_errors_total: 'Error responses, by the code of their Error body.',
   animal_store_rate_limited_requests_total:
     'Requests refused with 429: `api_key` over its per-key budget, `auth_failures` from an address with too many failed authentications.',
@@ -67,7 +66,6 @@ export class Metrics {
     'method',
     'status_class',
   ]);
-  readonly requestsInFlight = this.gauge('animal_store_http_requests_in_flight');
   readonly errors = this.counter('animal_store_http_errors_total', ['code']);
   readonly rateLimited = this.counter('animal_store_rate_limited_requests_total', ['limit']);
   readonly authFailures = this.counter('animal_store_auth_failures_total', ['reason']);

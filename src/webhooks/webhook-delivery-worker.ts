@@ -5,14 +5,17 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AppConfig } from '../config/app-config.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
+import { RequestsInFlight } from '../http/requests-in-flight.js';
 import { eventIdOf, type EventPosition } from '../events/event-position.js';
 import { eventJson } from '../events/event-json.js';
 import { PetEventsRepository, type StoredPetEvent } from '../events/pet-events.repository.js';
 import { inLinkedRootSpan, untraced } from '../telemetry/tracing.js';
 import { Clock } from '../time/clock.js';
 import { ThrottledTask } from '../time/throttled-task.js';
+import { pauseAfterBatch } from './delivery-pacing.js';
 import { nextAttemptDelayMs, retryAfterMs } from './retry-schedule.js';
 import {
   type DeliveryBatch,
@@ -104,6 +107,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     private readonly config: AppConfig,
     private readonly clock: Clock,
     private readonly metrics: WebhookMetrics,
+    private readonly requestsInFlight: RequestsInFlight,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -189,7 +193,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
    * wake, instead of a batch of its own a few events long (docs/events.md, "How deliveries are
    * owed and sent"). `leasedUntil`: when the lease claimed for it ends. A batch cut short
    * (SIGTERM, a 410, an error) is recorded as far as it got, before the lease is let go; one whose
-   * receiver could not be reached lets it go for UNREACHABLE_PAUSE_MS.
+   * receiver could not be reached lets it go for UNREACHABLE_PAUSE_MS. While clients queue on
+   * this instance, each full batch is followed by a pause (delivery-pacing.ts).
    */
   private async sendDue(id: number, leasedUntil: Date): Promise<void> {
     const sending: SendingState = { leasedUntil };
@@ -197,6 +202,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     let unreachable = false;
     try {
       for (;;) {
+        const startedAt = performance.now();
         const leased = await this.deliveries.findLeased(id, this.owner, this.clock.now());
         if (!leased || this.stopping) return;
         const work = await this.findWork(leased);
@@ -207,6 +213,11 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         if (!(await this.record(id, sending)) || stopped) return;
         caughtUp = work.due.length < BATCH && work.page.length < BATCH;
         if (caughtUp) return;
+        const pause = pauseAfterBatch(
+          performance.now() - startedAt,
+          this.requestsInFlight.queueLately(),
+        );
+        if (pause > 0) await sleep(pause);
       }
     } catch (error) {
       this.logger.warn(`webhook ${id}: deliveries not sent: ${(error as Error).message}`);

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../src/config/app-config.js';
 import type { ChangeNotifications } from '../../../src/database/change-notifications.js';
 import type { PetEventsRepository } from '../../../src/events/pet-events.repository.js';
+import { RequestsInFlight } from '../../../src/http/requests-in-flight.js';
 import { Clock } from '../../../src/time/clock.js';
 import type { WebhookDeliveriesRepository } from '../../../src/webhooks/webhook-deliveries.repository.js';
 import { WebhookDeliveryWorker } from '../../../src/webhooks/webhook-delivery-worker.js';
@@ -28,6 +29,7 @@ function workerWith(firstLook: Promise<boolean>) {
     loadConfig({}),
     new Clock(),
     {} as WebhookMetrics,
+    new RequestsInFlight(),
   );
   const commit = () => commitListeners.forEach((listener) => listener());
   return { worker, claimDue, commit };
