@@ -14,9 +14,11 @@ declare module 'fastify' {
 }
 
 /**
- * The requests this process has received and not yet answered: how many clients are waiting on
- * it now. Read at each scrape (`animal_store_http_requests_in_flight`), and by the webhook
- * worker, which gives way to clients who queue (docs/events.md, "Under load").
+ * The requests this process has received and not yet begun to answer: how many clients are
+ * waiting on it now. A response that stays open, as an event stream does, has been answered once
+ * its headers are sent: its client waits on events, not on this process. Read at each scrape
+ * (`animal_store_http_requests_in_flight`), and by the webhook worker, which gives way to clients
+ * who queue (docs/events.md, "Under load").
  */
 @Injectable()
 export class RequestsInFlight {
@@ -62,8 +64,9 @@ export class RequestsInFlight {
   }
 
   /**
-   * Counts `fastify`'s requests from its first hook on. One leaves once: when answered or when
-   * its client aborts, whichever comes first.
+   * Counts `fastify`'s requests from their first hook on. One leaves once, at the first of: its
+   * answer starting (`onSend`), its client aborting, and its response ending (for a reply that
+   * never passed `onSend`).
    */
   countOn(fastify: FastifyInstance): void {
     const leave = (request: FastifyRequest) => {
@@ -79,6 +82,10 @@ export class RequestsInFlight {
       this.window.arrivals += 1;
       this.window.found += this.count;
       done();
+    });
+    fastify.addHook('onSend', (request, _reply, payload, done) => {
+      leave(request);
+      done(null, payload);
     });
     fastify.addHook('onResponse', (request, _reply, done) => {
       leave(request);

@@ -51,10 +51,11 @@ describe.each(ENGINES)('event streams whose key is revoked or expires [%s]', (en
     openEventStream(`${baseUrl}/v1/events/stream`, { authorization: `Bearer ${key}` });
   const reconnect = (key: string) =>
     fetch(`${baseUrl}/v1/events/stream`, { headers: { authorization: `Bearer ${key}` } });
-  const openStreams = async () => {
+  const gauge = async (name: string) => {
     const text = await (await fetch(metricsUrl)).text();
-    return Number(/^animal_store_event_streams_open (\d+)$/m.exec(text)![1]);
+    return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)![1]);
   };
+  const openStreams = () => gauge('animal_store_event_streams_open');
   const updateKey = (prefix: string, fields: Partial<ApiKeyEntity>) =>
     t.dataSource.getRepository(ApiKeyEntity).update({ prefix }, fields);
 
@@ -75,6 +76,8 @@ describe.each(ENGINES)('event streams whose key is revoked or expires [%s]', (en
     try {
       expect([client.status, otherClient.status]).toEqual([200, 200]);
       expect(await openStreams()).toBe(2);
+      // Answered: an open stream is no request waiting (docs/observability.md).
+      expect(await gauge('animal_store_http_requests_in_flight')).toBe(0);
 
       const cli = await runApiKeyCli(['revoke', String(revoked.id)], t.databaseUrl);
       expect(cli.code).toBe(0);

@@ -1,5 +1,6 @@
 import Fastify from 'fastify';
 import { request } from 'node:http';
+import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RequestsInFlight } from '../../../src/http/requests-in-flight.js';
 
@@ -14,6 +15,13 @@ async function serverCountedBy(inFlight: RequestsInFlight) {
   });
   const releases: (() => void)[] = [];
   fastify.get('/held', () => new Promise<string>((resolve) => releases.push(() => resolve('ok'))));
+  // Answered at once with a body that stays open until `release`, as an event stream is.
+  fastify.get('/stream', (_req, reply) => {
+    const body = new PassThrough();
+    releases.push(() => body.end());
+    body.write(': connected\n\n');
+    return reply.type('text/event-stream').send(body);
+  });
   await fastify.listen({ port: 0, host: '127.0.0.1' });
   const { port } = fastify.server.address() as { port: number };
   return { fastify, port, release: () => releases.splice(0).forEach((release) => release()) };
@@ -54,6 +62,25 @@ describe('RequestsInFlight', () => {
     release();
 
     await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(inFlight.size).toBe(0);
+  });
+
+  it('takes out a response that stays open once its headers are sent', async () => {
+    const inFlight = new RequestsInFlight();
+    const { fastify, port, release } = await serverCountedBy(inFlight);
+    servers.push(fastify);
+
+    const streams = await Promise.all([1, 2].map(() => fetch(`http://127.0.0.1:${port}/stream`)));
+    expect(streams.map((stream) => stream.status)).toEqual([200, 200]);
+    const held = fetch(`http://127.0.0.1:${port}/held`);
+    try {
+      // The streams are still open: the one request waiting is the held one.
+      await vi.waitFor(() => expect(inFlight.size).toBe(1));
+    } finally {
+      release();
+      await Promise.all([held, ...streams.map((stream) => stream.text())]);
+    }
+
     expect(inFlight.size).toBe(0);
   });
 
