@@ -18,7 +18,9 @@
 // follower paging a feed of --event-rows seeded events, and the time from a create to its event on
 // a stream, at --creates-per-second, on another instance (PostgreSQL) or the same one (SQLite).
 // --streams N races the service with N event streams open against the service with none (list
-// and get), and reads what the streams cost its memory.
+// and get), and reads what the streams cost its memory. Both contenders serve N streams and close
+// them before the warm-up, so the race measures streams held open, not a warm process's first
+// stream (docs/performance.md, "Event streams held open").
 // --webhooks races the service with three webhooks subscribed to every event, their receivers on
 // loopback, against the service with none (createPet), letting the webhooks' deliveries catch up
 // after each of its slices; then times deliveries: pets created at --creates-per-second for
@@ -187,8 +189,9 @@ const CONTENDERS = {
   replica: { nodeArgs: serviceNodeArgs, port: 31102 },
 };
 // --streams reads memory from the metrics: the service without streams has them on too, so the
-// two differ in the streams alone.
-if (streams > 0) CONTENDERS.service.env = { METRICS_PORT: '31101' };
+// two differ in the streams alone; both serve the streams once before the warm-up.
+if (streams > 0)
+  CONTENDERS.service.env = { METRICS_PORT: '31101', EVENT_STREAMS_PER_KEY: String(streams) };
 // --scale is a property of the service alone; so is --events, whose second instance serves the
 // stream on PostgreSQL.
 const contenders = {
@@ -380,6 +383,11 @@ async function runRound(round) {
       if (server === webhookServer) drainMs.push(await drain(server, receivers));
       return result;
     };
+    // --streams: every contender has served the streams' requests, as an instance that serves
+    // streaming clients has, so opening them after the warm-up costs no JIT-compiled code.
+    if (streams > 0)
+      for (const server of servers)
+        await (await holdStreams({ origin: server.origin, key: data.key, count: streams })).close();
     // Every code path is warm (JIT-compiled) before any is measured, so no scenario pays for the first.
     for (const scenario of scenarios)
       for (const server of servers) if (warmup > 0) await loadAndDrain(server, scenario, warmup);
