@@ -20,7 +20,7 @@
 // --streams N races the service with N event streams open against the service with none (list
 // and get), and reads what the streams cost its memory. Both contenders serve N streams and close
 // them before the warm-up, so the race measures streams held open, not a warm process's first
-// stream (docs/performance.md, "Event streams held open").
+// stream (docs/performance.md, "seventeenth session").
 // --webhooks races the service with three webhooks subscribed to every event, their receivers on
 // loopback, against the service with none (createPet), letting the webhooks' deliveries catch up
 // after each of its slices; then times deliveries: pets created at --creates-per-second for
