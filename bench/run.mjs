@@ -20,7 +20,7 @@
 // --streams N races the service with N event streams open against the service with none (list
 // and get), and reads what the streams cost its memory. Both contenders serve N streams and close
 // them before the warm-up, so the race measures streams held open, not a warm process's first
-// stream (docs/performance.md, "seventeenth session").
+// stream (docs/performance.md, "Event streams held open").
 // --webhooks races the service with three webhooks subscribed to every event, their receivers on
 // loopback, against the service with none (createPet), letting the webhooks' deliveries catch up
 // after each of its slices; then times deliveries: pets created at --creates-per-second for
@@ -29,7 +29,7 @@
 // of the two that many times, alternating which goes first.
 // --scenarios names the scenarios to run (default: all of the mode's), e.g. create,patch.
 // --node runs the whole bench (seeding, service, reference) on that node binary instead of the one
-// running npm; better-sqlite3 must be built for its ABI (README, "Performance").
+// running npm; better-sqlite3 must be built for its ABI (docs/performance.md, "Running the bench").
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   existsSync,

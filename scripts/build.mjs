@@ -1,7 +1,7 @@
 // `npm run build`: compiles src/ with SWC and bundles the entry points into dist/ with esbuild.
 //
 // Why a bundle: loading the dependency tree file by file dominates the cold start
-// (docs/performance.md). Why SWC: it emits the decorator metadata Nest's dependency injection
+// (docs/performance.md, "The build"). Why SWC: it emits the decorator metadata Nest's dependency injection
 // reads (esbuild cannot), and it is the compiler the tests use.
 //
 // `--if-stale` skips the build when no file the last build read has changed since: `npm start` and
@@ -70,7 +70,8 @@ const builder = await context({
   sourcemap: true,
   // License comments go to a file of their own beside each output, not into the served source.
   legalComments: 'external',
-  // No keepNames: it wraps every function the frameworks create per request (docs/performance.md).
+  // No keepNames: it wraps every function the frameworks create per request (docs/performance.md,
+  // "The build").
   // Nothing reads our class names: schemas, entities and migrations are named explicitly.
   metafile: true,
   logLevel: 'warning',

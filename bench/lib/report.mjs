@@ -94,7 +94,7 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
     check(`${scenario} req/s, service/reference`, ratio.rps, '≥', 0.6);
     check(`${scenario} p99 at ${connections} connections, service/reference`, ratio.p99, '≤', 2.0);
   }
-  // The writes are what a change to the service usually costs (docs/performance.md, fifth session).
+  // The writes are what a change to the service usually costs (docs/performance.md, "Targets").
   for (const scenario of BEFORE_TARGETS.filter((name) => againstBefore?.[name]))
     check(`${scenario} req/s, service/before`, againstBefore[scenario].rps, '≥', 0.9);
   for (const [scenario, ratio] of Object.entries(observability?.metrics ?? {}))
@@ -339,7 +339,7 @@ function pairedRatios(numerator, denominator, scenarioNames) {
   );
 }
 
-/** Events a follower reads per second, at the least, on each engine (issue 25's line). */
+/** Events a follower reads per second, at the least, on each engine (docs/performance.md, "Targets"). */
 const FOLLOWER_EVENTS_PER_SECOND = { sqlite: 20_000, postgres: 10_000 };
 /** A commit reaches every open stream within about a second (docs/events.md, "The stream"). */
 const STREAM_P99_MS = 1_000;
