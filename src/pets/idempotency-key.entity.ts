@@ -2,7 +2,8 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /**
  * A row of `idempotency_keys`: which pet a createPet request with this Idempotency-Key made, for
- * which API key, and until when a retry gets that pet back (docs/api-design.md, "Idempotency").
+ * which API key, the answer it got, and until when a retry gets that answer back
+ * (docs/api-design.md, "Idempotency").
  */
 @Entity({ name: 'idempotency_keys' })
 export class IdempotencyKeyEntity {
@@ -21,4 +22,12 @@ export class IdempotencyKeyEntity {
 
   @Column({ name: 'expires_at', type: Date })
   expiresAt: Date;
+
+  /** The first 201's body as sent; NULL where the migration that added it found no pet.created. */
+  @Column({ name: 'response_body', type: 'text', nullable: true })
+  responseBody: string | null;
+
+  /** The first 201's ETag; NULL with `responseBody`. */
+  @Column({ name: 'response_etag', type: 'text', nullable: true })
+  responseEtag: string | null;
 }

@@ -187,11 +187,16 @@ export class PetsController {
     @IdempotencyKey() idempotencyKey: string | undefined,
     @CurrentPrincipal() principal: ApiKeyPrincipal,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<PetDto> {
+  ): Promise<PetDto | string> {
     if (idempotencyKey === undefined) return withEntityTag(reply, await this.pets.create(newPet));
     const created = await this.pets.createOnce(newPet, principal.id, idempotencyKey);
-    if (created.replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
-    return withEntityTag(reply, created);
+    if (!created.replayed) return withEntityTag(reply, created);
+    // The stored text goes out as it is, so a replay is the first answer byte for byte.
+    reply
+      .header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+      .header('ETag', created.etag)
+      .type('application/json; charset=utf-8');
+    return created.body;
   }
 
   @Get(':petId')

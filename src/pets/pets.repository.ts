@@ -21,12 +21,18 @@ interface NewPetWithEvent {
   event: PetEventRecord;
 }
 
-/** A claim with the pet it made. */
-export interface ClaimedPet {
-  pet: PetEntity;
+/** The first answer to a createPet with an Idempotency-Key, as sent: what a retry gets back. */
+export interface StoredResponse {
+  /** The Pet's JSON text. */
+  body: string;
+  etag: string;
+}
+
+/** A claim with what a retry answers: its stored response, or else the pet as it is. */
+export type Claim = {
   requestHash: string;
   expiresAt: Date;
-}
+} & ({ response: StoredResponse; pet?: never } | { response?: never; pet: PetEntity });
 
 const PET_COLUMNS = 'p.id, p.name, p.category_id, p.status, p.revision';
 
@@ -143,13 +149,18 @@ function claimStatements(db: SqlRunner) {
       requestHash: string;
       petId: number;
       expiresAt: string;
+      responseBody: string;
+      responseEtag: string;
     }>(
-      `INSERT INTO idempotency_keys (api_key_id, key, request_hash, pet_id, expires_at)
-      VALUES (:apiKeyId, :key, :requestHash, :petId, :expiresAt) ON CONFLICT DO NOTHING RETURNING pet_id`,
+      `INSERT INTO idempotency_keys
+        (api_key_id, key, request_hash, pet_id, expires_at, response_body, response_etag)
+      VALUES (:apiKeyId, :key, :requestHash, :petId, :expiresAt, :responseBody, :responseEtag)
+      ON CONFLICT DO NOTHING RETURNING pet_id`,
     ),
-    claimedPet: db.statement<{ apiKeyId: number; key: string }>(
-      `SELECT ${PET_COLUMNS}, k.request_hash, k.expires_at
-      FROM idempotency_keys k JOIN pets p ON p.id = k.pet_id
+    // The pet is joined only for a claim stored without its response.
+    claim: db.statement<{ apiKeyId: number; key: string }>(
+      `SELECT k.request_hash, k.expires_at, k.response_body, k.response_etag, ${PET_COLUMNS}
+      FROM idempotency_keys k LEFT JOIN pets p ON p.id = k.pet_id AND k.response_body IS NULL
       WHERE k.api_key_id = :apiKeyId AND k.key = :key`,
     ),
     deleteExpiredClaim: db.statement<{ apiKeyId: number; key: string; now: string }>(
@@ -312,28 +323,37 @@ export class PetsRepository {
   }
 
   /**
-   * Claims the Idempotency-Key for the pet; false, claiming nothing, when this API key already
-   * claimed it. The claim's primary key decides, not a prior lookup, so concurrent retries on any
-   * number of instances claim it once.
+   * Claims the Idempotency-Key for the pet, storing the response a retry gets; false, claiming
+   * nothing, when this API key already claimed it. The claim's primary key decides, not a prior
+   * lookup, so concurrent retries on any number of instances claim it once.
    */
-  async claim(transaction: SqlTransaction, claim: IdempotencyKeyEntity): Promise<boolean> {
+  async claim(
+    transaction: SqlTransaction,
+    claim: Omit<IdempotencyKeyEntity, 'responseBody' | 'responseEtag'>,
+    response: StoredResponse,
+  ): Promise<boolean> {
     const { insertClaim } = this.sql;
     const claimed = await transaction.query(
       insertClaim.text,
-      insertClaim.values({ ...claim, expiresAt: claim.expiresAt.toISOString() }),
+      insertClaim.values({
+        ...claim,
+        expiresAt: claim.expiresAt.toISOString(),
+        responseBody: response.body,
+        responseEtag: response.etag,
+      }),
     );
     return claimed.length > 0;
   }
 
   /** Read from the primary: the claim may have been committed a moment ago by another instance. */
-  async findClaimedPet(apiKeyId: number, key: string): Promise<ClaimedPet | undefined> {
-    const [row] = await this.db.writeStatement(this.sql.claimedPet, { apiKeyId, key });
+  async findClaim(apiKeyId: number, key: string): Promise<Claim | undefined> {
+    const [row] = await this.db.writeStatement(this.sql.claim, { apiKeyId, key });
     if (!row) return undefined;
-    return {
-      pet: toPetEntity(row),
-      requestHash: row.request_hash as string,
-      expiresAt: new Date(row.expires_at as Date | string),
-    };
+    const requestHash = row.request_hash as string;
+    const expiresAt = new Date(row.expires_at as Date | string);
+    if (row.response_body === null) return { requestHash, expiresAt, pet: toPetEntity(row) };
+    const response = { body: row.response_body as string, etag: row.response_etag as string };
+    return { requestHash, expiresAt, response };
   }
 
   /** Frees one key if it expired at or before `now`; the pet stays. */

@@ -11,7 +11,12 @@ import { decodeCursor, encodeCursor } from './page-cursor.js';
 import { PetEntity } from './pet.entity.js';
 import { petEntityTag } from './pet-entity-tag.js';
 import { canTransition, invalidTransition } from './pet-lifecycle.js';
-import { type NewPetRow, type PetFields, PetsRepository } from './pets.repository.js';
+import {
+  type NewPetRow,
+  type PetFields,
+  PetsRepository,
+  type StoredResponse,
+} from './pets.repository.js';
 import type { IdempotencyKeyEntity } from './idempotency-key.entity.js';
 import type { PetEventRecord } from '../events/pet-event.js';
 import { PetEventsRepository } from '../events/pet-events.repository.js';
@@ -30,10 +35,11 @@ export interface TaggedPet {
   etag: string;
 }
 
-export interface CreatedPet extends TaggedPet {
-  /** True when an earlier request with the same Idempotency-Key created it. */
-  replayed: boolean;
-}
+/**
+ * A createPet answer with an Idempotency-Key: the pet this request created, or the response an
+ * earlier request with the same key got, as it was sent.
+ */
+export type CreatedPet = (TaggedPet & { replayed: false }) | (StoredResponse & { replayed: true });
 
 @Injectable()
 export class PetsService {
@@ -67,8 +73,9 @@ export class PetsService {
 
   /**
    * Creates the pet once per (API key, Idempotency-Key) while the key lasts (docs/api-design.md,
-   * "Idempotency"): a retry with the same body gets the first pet back, with another body a 422.
-   * A concurrent duplicate waits for the first one's transaction, then gets its pet.
+   * "Idempotency"): a retry with the same body gets the first response back, however the pet
+   * changed since, and with another body a 422. A concurrent duplicate waits for the first one's
+   * transaction, then gets its response.
    */
   async createOnce(newPet: NewPetDto, apiKeyId: number, key: string): Promise<CreatedPet> {
     const requestHash = createPetRequestHash(newPet);
@@ -79,10 +86,10 @@ export class PetsService {
       const created = await this.insertClaimed(newPet, { apiKeyId, key, requestHash, expiresAt });
       if (created) {
         this.events.committed('pet.created');
-        return { ...tagged(created), replayed: false };
+        return { ...created, replayed: false };
       }
 
-      const earlier = await this.pets.findClaimedPet(apiKeyId, key);
+      const earlier = await this.pets.findClaim(apiKeyId, key);
       if (!earlier) continue;
       if (earlier.expiresAt <= now) {
         await this.pets.deleteExpiredClaim(apiKeyId, key, now);
@@ -91,25 +98,28 @@ export class PetsService {
       if (earlier.requestHash !== requestHash) {
         throw new ApiError('IDEMPOTENCY_KEY_REUSED', IDEMPOTENCY_KEY_REUSED_MESSAGE);
       }
-      return { ...tagged(earlier.pet), replayed: true };
+      // A claim stored without its response answers with the pet as it is.
+      return { ...(earlier.response ?? sentResponse(tagged(earlier.pet))), replayed: true };
     }
     throw new Error('Idempotency-Key claim did not settle');
   }
 
   /**
-   * The pet, its claim and its event in one transaction; undefined, storing nothing, when this API
-   * key already claimed the key.
+   * The pet, its event and its claim with the response a retry gets, in one transaction; undefined,
+   * storing nothing, when this API key already claimed the key.
    */
   private async insertClaimed(
     newPet: NewPetDto,
-    claim: Omit<IdempotencyKeyEntity, 'petId'>,
-  ): Promise<PetEntity | undefined> {
+    claim: Omit<IdempotencyKeyEntity, 'petId' | 'responseBody' | 'responseEtag'>,
+  ): Promise<TaggedPet | undefined> {
     try {
       return await this.pets.transaction(async (transaction) => {
         const created = await this.pets.insert(transaction, newPetRow(newPet), this.eventRecord());
-        if (!(await this.pets.claim(transaction, { ...claim, petId: created.id })))
+        const answer = tagged(created);
+        const claimed = { ...claim, petId: created.id };
+        if (!(await this.pets.claim(transaction, claimed, sentResponse(answer))))
           throw new ClaimTaken();
-        return created;
+        return answer;
       });
     } catch (error) {
       if (error instanceof ClaimTaken) return undefined;
@@ -225,6 +235,14 @@ function etagOf(pet: PetEntity): string {
 
 function tagged(pet: PetEntity): TaggedPet {
   return { pet: toPetDto(pet), etag: etagOf(pet) };
+}
+
+/**
+ * The response as the controller sends it: the compiled serializer writes a Pet as JSON.stringify
+ * does (src/pets/dto/pet-response.schema.ts).
+ */
+function sentResponse({ pet, etag }: TaggedPet): StoredResponse {
+  return { body: JSON.stringify(pet), etag };
 }
 
 function newPetRow({ name, categoryId, status }: NewPetDto): NewPetRow {

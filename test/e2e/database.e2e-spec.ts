@@ -57,6 +57,7 @@ describe.skipIf(!ENGINES.includes('postgres'))('replicas on one database [postgr
         { name: 'PetEvents1795800000000' },
         { name: 'LeanPetEvents1795900000000' },
         { name: 'Webhooks1796000000000' },
+        { name: 'IdempotencyResponses1796100000000' },
       ]);
     } finally {
       await Promise.all(replicas.map((replica) => replica.close()));

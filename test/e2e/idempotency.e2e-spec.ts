@@ -5,6 +5,7 @@ import { ApiKeyStore } from '../../src/auth/api-key-store.js';
 import { IdempotencyKeySweep } from '../../src/pets/idempotency-key-sweep.js';
 import { startSecondInstance, startTestApp, type TestApp } from '../support/test-app.js';
 import { ENGINES } from '../support/test-database.js';
+import type { LightMyRequestResponse as Response } from 'fastify';
 
 const REX = { name: 'Rex', categoryId: 1, status: 'available' };
 
@@ -30,6 +31,25 @@ describe.each(ENGINES)('Idempotency-Key on createPet [%s]', (engine) => {
   const storedClaims = () =>
     t.dataSource.query<Record<string, unknown>[]>(
       'SELECT api_key_id, key, request_hash, pet_id, expires_at FROM idempotency_keys',
+    );
+  const storedResponses = () =>
+    t.dataSource.query<Record<string, unknown>[]>(
+      'SELECT key, response_body, response_etag FROM idempotency_keys ORDER BY key',
+    );
+  const eventCount = async () =>
+    Number((await t.dataSource.query('SELECT count(*) AS n FROM pet_events'))[0].n);
+  const patch = async (id: number, body: object) => {
+    const response = await t.request('PATCH', `/v1/pets/${id}`, {
+      body,
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    expect(response.statusCode).toBe(200);
+    return response;
+  };
+  /** Every header in the order sent; of those that differ per request by design, the name only. */
+  const headersOf = (response: Response) =>
+    Object.entries(response.headers).map(([name, value]) =>
+      name === 'x-request-id' || name === 'date' ? [name] : [name, value],
     );
 
   it('stores the claim in idempotency_keys beside the pet, expiring in 24 hours', async () => {
@@ -81,6 +101,101 @@ describe.each(ENGINES)('Idempotency-Key on createPet [%s]', (engine) => {
       expect(again.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(again.json()).toEqual(pet);
     }
+    expect(await petCount()).toBe(1);
+  });
+
+  it('replays the first response after the pet was renamed and sold, storing nothing', async () => {
+    const key = randomUUID();
+    const first = await create(REX, key);
+    expect(first.statusCode).toBe(201);
+    const { id } = first.json();
+    expect(first.headers.etag).toBe(`"${id}-1"`);
+    await patch(id, { name: 'Rexford', status: 'sold' });
+    const [pets, events, claims] = [await petCount(), await eventCount(), await storedClaims()];
+
+    const replay = await create(REX, key);
+
+    expect(replay.statusCode).toBe(201);
+    expect(replay.body).toBe(first.body);
+    expect(replay.body).toBe(`{"id":${id},"name":"Rex","categoryId":1,"status":"available"}`);
+    // The first answer's headers, in its order, with the replay's mark before its ETag.
+    const expected = headersOf(first);
+    expected.splice(
+      expected.findIndex(([name]) => name === 'etag'),
+      0,
+      ['idempotent-replayed', 'true'],
+    );
+    expect(headersOf(replay)).toEqual(expected);
+    expect(Object.fromEntries(headersOf(first))).toMatchObject({
+      etag: `"${id}-1"`,
+      'content-type': 'application/json; charset=utf-8',
+    });
+    expect(replay.headers.location).toBeUndefined();
+    expect(replay.headers['x-request-id']).not.toBe(first.headers['x-request-id']);
+    expect([await petCount(), await eventCount(), await storedClaims()]).toEqual([
+      pets,
+      events,
+      claims,
+    ]);
+    // The pet itself is as the PATCH left it: the replay answered from the claim alone.
+    expect((await t.request('GET', `/v1/pets/${id}`)).json()).toEqual({
+      id,
+      name: 'Rexford',
+      categoryId: 1,
+      status: 'sold',
+    });
+  });
+
+  it('replays the first response after two changes, byte for byte', async () => {
+    const key = randomUUID();
+    // Characters that JSON escapes: the stored text must be what was sent.
+    const tricky = { name: 'Ünï "q" \\ 🐶 \u2028\t', categoryId: 9 };
+    const first = await create(tricky, key);
+    const { id } = first.json();
+    await patch(id, { name: 'Second', status: 'pending' });
+    const second = await patch(id, { name: 'Third', categoryId: 3, status: 'sold' });
+    expect(second.headers.etag).toBe(`"${id}-3"`);
+
+    for (const attempt of [1, 2]) {
+      const replay = await create(tricky, key);
+      expect({ attempt, status: replay.statusCode, body: replay.body }).toEqual({
+        attempt,
+        status: 201,
+        body: first.body,
+      });
+      expect(replay.headers.etag).toBe(`"${id}-1"`);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+    }
+    expect(await petCount()).toBe(1);
+  });
+
+  it('stores the first response with the claim, in the create’s transaction', async () => {
+    const [withStatus, withoutStatus] = [randomUUID(), randomUUID()].sort();
+    const a = await create(REX, withStatus);
+    const b = await create({ name: 'Tom', categoryId: 2 }, withoutStatus);
+    expect(await storedResponses()).toEqual([
+      { key: withStatus, response_body: a.body, response_etag: a.headers.etag },
+      { key: withoutStatus, response_body: b.body, response_etag: b.headers.etag },
+    ]);
+    expect(b.body).toBe(`{"id":${b.json().id},"name":"Tom","categoryId":2}`);
+  });
+
+  it('answers a claim stored without its response with the pet as it is', async () => {
+    // As the migration leaves a claim whose pet.created event retention had deleted.
+    const key = randomUUID();
+    const { id } = (await create(REX, key)).json();
+    await t.dataSource.query(
+      'UPDATE idempotency_keys SET response_body = NULL, response_etag = NULL',
+    );
+    await patch(id, { name: 'Rexford', status: 'sold' });
+
+    const replay = await create(REX, key);
+
+    expect(replay.statusCode).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.headers.etag).toBe(`"${id}-2"`);
+    expect(replay.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(replay.body).toBe(`{"id":${id},"name":"Rexford","categoryId":1,"status":"sold"}`);
     expect(await petCount()).toBe(1);
   });
 
