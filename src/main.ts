@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig, loadDotEnv } from './config/app-config.js';
+import { logRelaxedGuards } from './config/relaxed-guards.js';
 import { createLogger } from './logging/logger.js';
 import { startTracing } from './telemetry/tracing.js';
 
@@ -10,6 +11,8 @@ async function bootstrap(): Promise<void> {
   loadDotEnv();
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  // Before anything listens, so a relaxed guard is in the log of every start that has it.
+  logRelaxedGuards(config, logger);
   const tracing = await startTracing();
   // Loaded after tracing started, so its instrumentation sees the HTTP server being created.
   const { createApp } = await import('./app.js');

@@ -1,7 +1,8 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
+import { serverNodeArgs } from '../../scripts/start-command.mjs';
 import { WEBHOOK_RECEIVER_COMMAND } from './example-commands.js';
 
 export interface Finished {
@@ -23,6 +24,26 @@ export function runApiKeyCli(args: string[], databaseUrl: string): Promise<Finis
   });
 }
 
+/**
+ * Runs the built `apikey` CLI from `cwd` (whose `.env` it reads) with no environment but PATH and
+ * `env`, as on a machine where nothing else is set.
+ */
+export function runApiKeyCliIn(
+  cwd: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<Finished> {
+  return new Promise((resolve) => {
+    execFile(
+      'node',
+      [resolvePath('dist/api-key.cli.js'), ...args],
+      { cwd, env: { PATH: process.env.PATH ?? '', ...env } },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (error.code as number) : 0, stdout, stderr }),
+    );
+  });
+}
+
 export interface ServerProcess {
   child: ChildProcess;
   baseUrl: string;
@@ -33,9 +54,26 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
+const SERVER_LISTENING = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/;
+
 /** Starts `node dist/main.js` (the build `npm start` runs) on a free port and waits until it listens. */
 export function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  return startListening(['dist/main.js'], env, /Server listening at (http:\/\/127\.0\.0\.1:\d+)/);
+  return startListening(['dist/main.js'], env, SERVER_LISTENING);
+}
+
+/**
+ * Starts the build with the node arguments of `npm start`, from `cwd` (whose `.env` it reads), with
+ * no environment but PATH, a free PORT and `env`: a start on a clean clone, where the shell that
+ * runs the tests lends nothing.
+ */
+export function startServerIn(cwd: string, env: Record<string, string>): Promise<ServerProcess> {
+  const args = serverNodeArgs();
+  return startListening(
+    [...args.slice(0, -1), resolvePath(args.at(-1))],
+    { PATH: process.env.PATH ?? '', ...env },
+    SERVER_LISTENING,
+    { cwd, inheritEnv: false },
+  );
 }
 
 export interface DevServer {
@@ -90,14 +128,20 @@ export function startWebhookReceiver(env: Record<string, string>): Promise<Serve
   );
 }
 
-/** Spawns `node <args>` with PORT=0 and resolves once its output shows the URL it listens on. */
+/**
+ * Spawns `node <args>` with PORT=0 and resolves once its output shows the URL it listens on. The
+ * child inherits this process's environment unless `inheritEnv` is false.
+ */
 async function startListening(
   args: string[],
   env: Record<string, string>,
   listeningAt: RegExp,
+  { cwd, inheritEnv = true }: { cwd?: string; inheritEnv?: boolean } = {},
 ): Promise<ServerProcess> {
+  const script = args.find((arg) => !arg.startsWith('-'));
   const child = spawn('node', args, {
-    env: { ...process.env, PORT: '0', ...env },
+    cwd,
+    env: { ...(inheritEnv ? process.env : {}), PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let all = '';
@@ -111,7 +155,7 @@ async function startListening(
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL'); // no orphan server left behind a failed start
-      reject(new Error(`${args[0]} did not start:\n${all}`));
+      reject(new Error(`${script} did not start:\n${all}`));
     }, 15_000);
     const poll = setInterval(() => {
       const listening = listeningAt.exec(all);
@@ -124,7 +168,7 @@ async function startListening(
     void exited.then(() => {
       clearInterval(poll);
       clearTimeout(timer);
-      reject(new Error(`${args[0]} exited:\n${all}`));
+      reject(new Error(`${script} exited:\n${all}`));
     });
   });
   return { child, baseUrl, output: () => all, stdout: () => stdout, exited };

@@ -7,6 +7,7 @@ import {
   ConfigError,
   loadConfig,
 } from '../../../src/config/app-config.js';
+import { relaxedGuards } from '../../../src/config/relaxed-guards.js';
 
 /** The error loadConfig throws for this environment (fails the test if it does not throw). */
 function configError(env: Record<string, string>): ConfigError {
@@ -433,15 +434,52 @@ describe('loadConfig', () => {
     });
   });
 
-  describe.each(['.env', 'config/production.env.example'])('%s', (file) => {
-    const env = parseEnv(readFileSync(file, 'utf8'));
+  describe.each([
+    ['.env', ['WEBHOOK_ALLOW_PRIVATE_TARGETS']],
+    ['config/production.env.example', []],
+  ])('%s', (file, commentedOut) => {
+    const text = readFileSync(file, 'utf8');
+    const env = parseEnv(text);
 
-    it('sets every variable the service reads, and nothing else', () => {
-      expect(Object.keys(env).sort()).toEqual([...CONFIG_VARIABLES].sort());
+    it('sets every variable the service reads, and nothing else; one left unset is shown commented out', () => {
+      expect(Object.keys(env).sort()).toEqual(
+        CONFIG_VARIABLES.filter((name) => !commentedOut.includes(name)).sort(),
+      );
+      for (const name of commentedOut) expect(text).toMatch(new RegExp(`^# ${name}=`, 'm'));
     });
 
     it('is a valid configuration', () => {
       expect(() => loadConfig(env)).not.toThrow();
+    });
+  });
+
+  describe('the committed .env', () => {
+    const config = loadConfig(parseEnv(readFileSync('.env', 'utf8')));
+    const defaults = loadConfig({});
+
+    it('relaxes no guard: each is at its production default', () => {
+      const guards = (c: AppConfig) => ({
+        host: c.host,
+        metricsHost: c.metricsHost,
+        bodyLimitBytes: c.bodyLimitBytes,
+        rateLimitPerMinute: c.rateLimitPerMinute,
+        authFailureLimitPerMinute: c.authFailureLimitPerMinute,
+        trustedProxies: c.trustedProxies,
+        eventStreamsPerKey: c.eventStreamsPerKey,
+        webhookAllowPrivateTargets: c.webhookAllowPrivateTargets,
+      });
+      expect(relaxedGuards(config)).toEqual([]);
+      expect(guards(config)).toEqual(guards(defaults));
+      expect(guards(config)).toEqual({
+        host: '127.0.0.1',
+        metricsHost: '127.0.0.1',
+        bodyLimitBytes: 16384,
+        rateLimitPerMinute: 600,
+        authFailureLimitPerMinute: 60,
+        trustedProxies: [],
+        eventStreamsPerKey: 5,
+        webhookAllowPrivateTargets: false,
+      });
     });
   });
 
