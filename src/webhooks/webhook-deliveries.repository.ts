@@ -183,6 +183,11 @@ function statements(db: SqlRunner) {
       WHERE id = :id AND lease_owner = :owner AND disabled_at IS NULL
       RETURNING ${LEASED_COLUMNS}`,
     ),
+    // Before each attempt after a batch's first: a key lookup that reads no column but the checks.
+    stillLeased: db.statement<{ id: number; owner: string }>(
+      `SELECT 1 AS leased FROM webhook_subscriptions
+      WHERE id = :id AND lease_owner = :owner AND disabled_at IS NULL`,
+    ),
     leased: db.statement<{ id: number; owner: string; now: string }>(
       `SELECT ${LEASED_COLUMNS}, ${due} AS retries_due FROM webhook_subscriptions s
       WHERE id = :id AND lease_owner = :owner AND disabled_at IS NULL`,
@@ -302,6 +307,15 @@ export class WebhookDeliveriesRepository {
     const { leased } = this.sql;
     const [row] = await this.db.writeStatement(leased, { id, owner, now: now.toISOString() });
     return row && { ...toLeased(row), retriesDue: Boolean(row.retries_due) };
+  }
+
+  /**
+   * Whether the subscription is still there, not disabled, and leased to `owner`: read on the
+   * primary, so a delete that has committed is seen.
+   */
+  async isStillLeased(id: number, owner: string): Promise<boolean> {
+    const rows = await this.db.writeStatement(this.sql.stillLeased, { id, owner });
+    return rows.length > 0;
   }
 
   /** Whether the store has a webhook that is not disabled. */

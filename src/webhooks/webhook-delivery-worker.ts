@@ -71,16 +71,17 @@ const SHUTDOWN_WAIT_MS = 5_000;
  * each one's in event order, one at a time, in batches: first the failed deliveries due again,
  * then the new events after the cursor. Each batch is recorded at once (one statement or one
  * transaction): the cursor moved past the new events, a row for each delivery that failed,
- * retries' outcomes. The lease is checked before every batch and always outlasts the attempt
- * under way, so two instances never send for one subscription at once. Commits in this process,
- * commits anywhere (ChangeNotifications) and a timer wake it; everything it knows is in the
- * database.
+ * retries' outcomes. The lease, and that the subscription is still there and enabled, are
+ * checked before every attempt, and the lease always outlasts the attempt under way, so two
+ * instances never send for one subscription at once, and none sends after a delete has answered
+ * but the attempt under way. Commits in this process, commits anywhere (ChangeNotifications)
+ * and a timer wake it; everything it knows is in the database.
  */
 @Injectable()
 export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('WebhookDeliveryWorker');
-  /** Names this instance's leases. */
-  private readonly owner = randomUUID();
+  /** Names this instance's leases: `lease_owner` of the subscriptions it holds. */
+  readonly owner = randomUUID();
   private readonly sending = new Map<number, Promise<void>>();
   private timer?: NodeJS.Timeout;
   private readonly passes = new ThrottledTask(MIN_PASS_INTERVAL_MS, () =>
@@ -135,10 +136,14 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     clearInterval(this.timer);
-    const finished = Promise.all([this.passes.settled(), ...this.sending.values()]);
     const waited = setTimeout(() => this.cutOff.abort(), SHUTDOWN_WAIT_MS);
-    await finished;
+    await this.settled();
     clearTimeout(waited);
+  }
+
+  /** Settles when the pass and the sending under way have ended; later ones are not waited for. */
+  async settled(): Promise<void> {
+    await Promise.all([this.passes.settled(), ...this.sending.values()]);
   }
 
   /** Runs a pass, or another after the one running, at most one per MIN_PASS_INTERVAL_MS. */
@@ -252,8 +257,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   /**
    * Attempts the batch's retries, then its new events (those of the subscription's types; the
    * cursor moves past the others too), into `sending.batch`. True when no more should follow:
-   * the lease is lost, the process stops, the receiver answered 410, or it gave no answer at all
-   * (refused, reset, timed out): then the rest waits, and a receiver that cannot be reached is
+   * the lease is lost, the webhook was deleted or disabled, the process stops, the receiver
+   * answered 410, or it gave no answer at all (refused, reset, timed out): then the rest waits,
+   * and a receiver that cannot be reached is
    * left alone for UNREACHABLE_PAUSE_MS, so one that is down costs an attempt a second, not one
    * per event (docs/events.md, "How deliveries are owed and sent").
    */
@@ -265,8 +271,11 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     const batch = sending.batch!;
     const sign = deliverySigner(leased);
     let current: LeasedSubscription | undefined = leased;
+    // The batch's first attempt follows the read of the subscription that started the batch.
+    let justRead = true;
     const attempt = async (position: EventPosition, attempts: number, event?: StoredPetEvent) => {
-      current = this.stopping ? undefined : await this.holdLease(sending, current!);
+      current = this.stopping ? undefined : await this.holdLease(sending, current!, justRead);
+      justRead = false;
       if (!current) return 'stop';
       return this.attempt(current, sign, { event: position, attempts }, event, batch);
     };
@@ -301,19 +310,27 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   }
 
   /**
-   * The subscription for the next attempt: as read at the start of its batch (still enabled,
-   * still ours, its secrets), or, when less than an attempt and half the margin of the lease is
-   * left, read again as the lease is extended, so an attempt always ends inside its lease.
+   * The subscription for the next attempt, or undefined when it was deleted or disabled or the
+   * lease is no longer ours: as read at the start of its batch (its secrets), checked again in the
+   * database before every attempt but the batch's first (`justRead`), so once a delete has
+   * answered nothing is sent after the attempt under way, whichever instance sends
+   * (docs/events.md, "How deliveries are owed and sent"). When less than an attempt and half the
+   * margin of the lease is left, it is read again as the lease is extended, so an attempt always
+   * ends inside its lease.
    */
   private async holdLease(
     sending: SendingState,
     leased: LeasedSubscription,
+    justRead: boolean,
   ): Promise<LeasedSubscription | undefined> {
     const now = this.clock.now();
     const left = sending.leasedUntil.getTime() - now.getTime();
-    if (left > this.config.webhookTimeoutMs + LEASE_MARGIN_MS / 2) return leased;
-    sending.leasedUntil = this.leaseEnd(now);
-    return this.deliveries.renewLease(leased.id, this.owner, sending.leasedUntil);
+    if (left <= this.config.webhookTimeoutMs + LEASE_MARGIN_MS / 2) {
+      sending.leasedUntil = this.leaseEnd(now);
+      return this.deliveries.renewLease(leased.id, this.owner, sending.leasedUntil);
+    }
+    if (justRead || (await this.deliveries.isStillLeased(leased.id, this.owner))) return leased;
+    return undefined;
   }
 
   /**
