@@ -2,7 +2,7 @@ import { lookup } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { buildConnector } from 'undici';
 import type { WebhookTargetPolicy } from './webhook-target-policy.js';
-import { WebhookTargetRefusedError } from './webhook-target-refused.error.js';
+import { NO_PUBLIC_ADDRESS, WebhookTargetRefusedError } from './webhook-target-refused.error.js';
 
 /**
  * undici's own connector, checking the address it is about to connect to: a host name through the
@@ -32,18 +32,28 @@ function refuseTarget(
   return undefined;
 }
 
-/** dns.lookup, failing when any address of the name is one the policy refuses. */
+/**
+ * dns.lookup, failing when the name does not resolve or any address of it is one the policy
+ * refuses, with one error class for both: told apart, a client could map internal DNS by trying
+ * names. Only the message and cause, which no client reads, say which; neither has an address.
+ */
 function guardedLookup(policy: WebhookTargetPolicy): LookupFunction {
   return (hostname, options, callback) => {
     lookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, []);
-      // No address in the message: it may reach clients, who could map internal DNS with it.
+      if (error) {
+        const message = `webhook target ${hostname} does not resolve`;
+        return callback(noPublicAddress(message, error), []);
+      }
       if (!addresses.every(({ address }) => policy.allowsAddress(address))) {
         const message = `webhook target ${hostname} resolves to a non-public address`;
-        return callback(new WebhookTargetRefusedError(message), []);
+        return callback(noPublicAddress(message), []);
       }
       if (options.all) return callback(null, addresses);
       callback(null, addresses[0].address, addresses[0].family);
     });
   };
+}
+
+function noPublicAddress(message: string, cause?: Error): WebhookTargetRefusedError {
+  return new WebhookTargetRefusedError(message, NO_PUBLIC_ADDRESS, cause && { cause });
 }

@@ -26,6 +26,7 @@ import {
   WebhookDeliveriesRepository,
 } from './webhook-deliveries.repository.js';
 import { WebhookMetrics } from './webhook-metrics.js';
+import { NO_PUBLIC_ADDRESS } from './webhook-target-refused.error.js';
 import { type AttemptOutcome, WebhookSender } from './webhook-sender.js';
 import { type DeliverySigner, deliverySigner } from './webhook-signature.js';
 
@@ -56,7 +57,7 @@ const UNREACHABLE_PAUSE_MS = 1_000;
  * A reset is not one: a connection can be closed under a request to a receiver that is up, and
  * the next pass tries again.
  */
-const UNREACHABLE = new Set(['connection refused', 'timeout', 'host not found', 'target_refused']);
+const UNREACHABLE = new Set(['connection refused', 'timeout', NO_PUBLIC_ADDRESS, 'target_refused']);
 /** A lease outlasts the attempt it is extended for by this much, for the writes around it. */
 const LEASE_MARGIN_MS = 10_000;
 /**
@@ -258,10 +259,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
    * Attempts the batch's retries, then its new events (those of the subscription's types; the
    * cursor moves past the others too), into `sending.batch`. True when no more should follow:
    * the lease is lost, the webhook was deleted or disabled, the process stops, the receiver
-   * answered 410, or it gave no answer at all (refused, reset, timed out): then the rest waits,
-   * and a receiver that cannot be reached is
-   * left alone for UNREACHABLE_PAUSE_MS, so one that is down costs an attempt a second, not one
-   * per event (docs/events.md, "How deliveries are owed and sent").
+   * answered 410, or it gave no answer at all (refused, reset, timed out, no public address):
+   * then the rest waits, and a receiver that cannot be reached is left alone for
+   * UNREACHABLE_PAUSE_MS, so one that is down costs an attempt a second, not one per event
+   * (docs/events.md, "How deliveries are owed and sent").
    */
   private async sendBatch(
     leased: LeasedSubscription,

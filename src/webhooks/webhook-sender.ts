@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Dispatcher, request } from 'undici';
-import { WebhookTargetRefusedError } from './webhook-target-refused.error.js';
+import { NO_PUBLIC_ADDRESS, WebhookTargetRefusedError } from './webhook-target-refused.error.js';
 
 /** What one delivery attempt came to. */
 export interface AttemptOutcome {
@@ -78,8 +78,9 @@ const ERROR_CLASSES: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
   ECONNRESET: 'connection reset',
   UND_ERR_SOCKET: 'connection reset',
-  ENOTFOUND: 'host not found',
-  EAI_AGAIN: 'host not found',
+  // The guarded lookup reports these as a refusal; alike, should one come another way.
+  ENOTFOUND: NO_PUBLIC_ADDRESS,
+  EAI_AGAIN: NO_PUBLIC_ADDRESS,
 };
 
 /** A short, fixed name for a failure, from its name or code or its cause's. */

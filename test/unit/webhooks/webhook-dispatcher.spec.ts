@@ -7,7 +7,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/app-config.js';
 import { WebhookDispatcher } from '../../../src/webhooks/webhook-dispatcher.js';
 import { WebhookTargetPolicy } from '../../../src/webhooks/webhook-target-policy.js';
-import { WebhookTargetRefusedError } from '../../../src/webhooks/webhook-target-refused.error.js';
+import {
+  NO_PUBLIC_ADDRESS,
+  WebhookTargetRefusedError,
+} from '../../../src/webhooks/webhook-target-refused.error.js';
 
 /** A receiver on loopback that counts the TCP connections it accepts. */
 interface Receiver {
@@ -96,10 +99,21 @@ describe('WebhookDispatcher', () => {
       const error = await refusal(`https://localhost:${target.port}/hook`, dispatcher(false));
 
       expect(error).toBeInstanceOf(WebhookTargetRefusedError);
-      expect((error as Error).message).toBe(
-        'webhook target localhost resolves to a non-public address',
-      );
+      expect(error).toMatchObject({
+        errorClass: NO_PUBLIC_ADDRESS,
+        message: 'webhook target localhost resolves to a non-public address',
+      });
       expect(target.connections).toBe(0);
+    });
+
+    it('fails a host name that does not resolve with the same error class', async () => {
+      const error = await refusal('https://nothing.invalid/hook', dispatcher(false));
+
+      expect(error).toBeInstanceOf(WebhookTargetRefusedError);
+      expect(error).toMatchObject({
+        errorClass: NO_PUBLIC_ADDRESS,
+        message: 'webhook target nothing.invalid does not resolve',
+      });
     });
   });
 
