@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiKeyStore } from '../../../src/auth/api-key-store.js';
 import { MetricsServer } from '../../../src/metrics/metrics-server.js';
 import { OWED_COUNTED_UP_TO } from '../../../src/webhooks/webhook-subscription.js';
@@ -208,6 +208,12 @@ describe.each(ENGINES)('webhook metrics [%s]', (engine) => {
     ).toEqual([
       `animal_store_webhook_attempts_total{subscription_id="${id}",outcome="disabled"} 1`,
     ]);
+    // The attempt is counted as it ends; the webhook is disabled when its batch is recorded.
+    await vi.waitFor(async () =>
+      expect((await t.request('GET', `/v1/webhooks/${id}`, { key: manager })).json()).toMatchObject(
+        { disabled: true },
+      ),
+    );
     expect(seriesOf(await scrape(), 'animal_store_webhook_deliveries_owed{')).toEqual([]);
     expect(seriesOf(await scrape(), 'animal_store_webhook_oldest_owed_age_seconds{')).toEqual([]);
   });
