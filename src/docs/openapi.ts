@@ -5,9 +5,11 @@ import {
   type OperationObject,
   SwaggerModule,
 } from '@nestjs/swagger';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SCOPES_EXTENSION } from '../auth/require-scope.decorator.js';
 import { ErrorDto } from '../errors/error.dto.js';
 import type { AppConfig } from '../config/app-config.js';
+import { serveSwaggerUi } from './swagger-ui.js';
 
 const API_VERSION_PATH = '/v1';
 
@@ -46,13 +48,14 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
 }
 
 /** Serves Swagger UI at /docs and the document at /docs-json; both public. */
-export function setupDocs(app: INestApplication, document: OpenAPIObject): void {
+export function setupDocs(app: NestFastifyApplication, document: OpenAPIObject): void {
+  // @nestjs/swagger's own UI would serve all of swagger-ui-dist under /docs; ours serves a list.
   SwaggerModule.setup(DOCS_PATH, app, document, {
     jsonDocumentUrl: `${DOCS_PATH}-json`,
     raw: ['json'],
-    customSiteTitle: 'Animal Store API',
-    swaggerOptions: { persistAuthorization: true },
+    ui: false,
   });
+  serveSwaggerUi(app.getHttpAdapter().getInstance(), `/${DOCS_PATH}`, 'Animal Store API', document);
 }
 
 /**
