@@ -5,6 +5,7 @@ import {
   type OnModuleInit,
   Optional,
 } from '@nestjs/common';
+import { setImmediate } from 'node:timers/promises';
 import { Gauge } from 'prom-client';
 import { Metrics } from '../metrics/metrics.js';
 import { ageSeconds } from './events.service.js';
@@ -45,15 +46,26 @@ const BATCH = 100;
 /** The span of each batch written to streams, linked to the requests that made its events. */
 const SEND_SPAN = 'send events';
 
-/** A client this far behind in reading is disconnected; it resumes with Last-Event-ID. */
+/** A live client this far behind in reading is disconnected; it resumes with Last-Event-ID. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
+/** A catching-up stream reads its next page only once its client has less than this to take. */
+const CATCH_UP_HIGH_WATER_BYTES = 64 * 1024;
+/** A catching-up client that takes nothing for this long has stopped reading: it is disconnected. */
+const CATCH_UP_STALL_MS = 30_000;
 
 /** Where an open stream writes: the response body. */
 export interface StreamSink {
   write(chunk: string): void;
   /** Bytes written but not yet taken by the client. */
   readonly buffered: number;
+  /** The client's connection has closed: nothing written reaches it any more. */
+  readonly closed: boolean;
+  /** Settles once the client has taken some of what is buffered, or is gone. */
+  drain(): Promise<void>;
+  /** Ends the response after what was written. */
   end(): void;
+  /** Drops the connection and what it still buffers: for a client that stopped reading. */
+  abort(): void;
 }
 
 interface OpenStream {
@@ -66,6 +78,8 @@ interface OpenStream {
   /** Caught up: new events reach it from the fan-out. */
   live: boolean;
   closed: boolean;
+  /** Ends the catch-up's wait, when it waits: the stream closed. */
+  stopWaiting?: () => void;
 }
 
 /**
@@ -86,6 +100,8 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
   private wokenAgain = false;
   private recheckingKeys = false;
   private timers: NodeJS.Timeout[] = [];
+  /** Catch-ups waiting for the fan-out's next pass to end. */
+  private passWaiters: (() => void)[] = [];
 
   constructor(
     private readonly events: PetEventsRepository,
@@ -114,8 +130,15 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
   /**
    * Opens a stream for the key the guard accepted, that sends every event after `after`, or,
    * without it, every event from now on. Refuses with 429 past the key's limit on this instance.
+   * Opens nothing, and counts nothing, for a client already gone (undefined): its close was
+   * heard before there was a stream to close. The caller listens for the close in the same turn.
    */
-  open(key: ApiKeyPrincipal, after: EventPosition | undefined, sink: StreamSink): OpenStream {
+  open(
+    key: ApiKeyPrincipal,
+    after: EventPosition | undefined,
+    sink: StreamSink,
+  ): OpenStream | undefined {
+    if (sink.closed) return undefined;
     const keyId = key.id;
     const open = this.perKey.get(keyId) ?? 0;
     if (open >= this.config.eventStreamsPerKey) {
@@ -141,14 +164,17 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
     return stream;
   }
 
-  close(stream: OpenStream): void {
+  /** Ends the stream; `abort` drops the connection of a client that stopped reading instead. */
+  close(stream: OpenStream, abort = false): void {
     if (stream.closed) return;
     stream.closed = true;
+    stream.stopWaiting?.();
     this.streams.delete(stream);
     const open = this.perKey.get(stream.keyId)! - 1;
     if (open === 0) this.perKey.delete(stream.keyId);
     else this.perKey.set(stream.keyId, open);
-    stream.sink.end();
+    if (abort) stream.sink.abort();
+    else stream.sink.end();
     if (this.streams.size === 0) this.stopTimers();
   }
 
@@ -167,6 +193,7 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
     this.fanningOut = true;
     void this.fanOut().finally(() => {
       this.fanningOut = false;
+      for (const passed of this.passWaiters.splice(0)) passed();
       if (this.wokenAgain) {
         this.wokenAgain = false;
         this.wake();
@@ -184,7 +211,7 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
           SEND_SPAN,
           traceParentsOf(batch),
           () => {
-            for (const stream of this.streams) if (stream.live) this.send(stream, batch);
+            for (const stream of this.streams) if (stream.live) this.sendLive(stream, batch);
           },
           { root: true },
         );
@@ -198,11 +225,15 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   /**
-   * Sends what the stream missed, until it has reached the fan-out's tail; then the fan-out
-   * takes over. Both read the same order, and each stream skips what it already has, so the
-   * hand-over repeats and skips nothing. The tail is always a position read from the database,
-   * never a client's cursor (which may lie beyond every event), and each pass either moves the
-   * cursor or ends, so the loop cannot spin.
+   * Sends what the stream missed, page by page, then hands it to the fan-out (docs/events.md,
+   * "The stream"). It goes live only when its cursor is at or past the fan-out's tail, read in
+   * the same turn as the page's answer: the fan-out has sent every live stream everything up to
+   * its tail and will send everything after it, and this stream has everything up to its cursor,
+   * so nothing falls between them; each stream skips what it already has, so nothing repeats.
+   * A page that found nothing new while the tail is ahead was read before the fan-out moved on
+   * (read again at once) or on a read node behind it (read again after the fan-out's next pass):
+   * no loop runs without its cursor or the tail moving, and each page waits for the event loop
+   * and for the client to take what it was sent.
    */
   private async catchUp(stream: OpenStream, fromNow: boolean): Promise<void> {
     try {
@@ -213,20 +244,71 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
       }
       if (fromNow) stream.cursor = this.tail;
       for (;;) {
-        const batch = await this.events.findPage(stream.cursor, BATCH);
+        const [from, tailBefore] = [stream.cursor, this.tail];
+        const batch = await this.events.findPage(from, BATCH);
         if (stream.closed) return;
         if (batch.length > 0)
           inLinkedSpan(SEND_SPAN, traceParentsOf(batch), () => this.send(stream, batch));
-        // Nothing visible after the cursor: what lies between it and the tail is final and empty.
-        if (batch.length === BATCH || (batch.length > 0 && isBefore(stream.cursor, this.tail)))
-          continue;
-        stream.live = true;
-        return;
+        const moved = isBefore(from, stream.cursor);
+        if (!(moved && batch.length === BATCH)) {
+          if (!isBefore(stream.cursor, this.tail)) {
+            stream.live = true;
+            return;
+          }
+          if (!moved && !isBefore(tailBefore, this.tail)) await this.wait(stream, this.nextPass());
+        }
+        await setImmediate();
+        if (!(await this.clientKeepsUp(stream))) {
+          this.close(stream, true);
+          return;
+        }
+        if (stream.closed) return;
       }
     } catch (error) {
       this.logger.warn(`event stream ended: ${(error as Error).message}`);
       this.close(stream);
     }
+  }
+
+  /**
+   * Waits while the client has more than CATCH_UP_HIGH_WATER_BYTES to take, so a client reading
+   * at its own pace is never cut; false when it took nothing for CATCH_UP_STALL_MS.
+   */
+  private async clientKeepsUp(stream: OpenStream): Promise<boolean> {
+    while (!stream.closed && stream.sink.buffered > CATCH_UP_HIGH_WATER_BYTES) {
+      if (!(await this.wait(stream, stream.sink.drain(), CATCH_UP_STALL_MS))) return false;
+    }
+    return true;
+  }
+
+  /** Settles when the fan-out's current or next pass ends. */
+  private nextPass(): Promise<void> {
+    return new Promise((resolve) => this.passWaiters.push(resolve));
+  }
+
+  /** Waits for `signal` or the stream's close: true, or false when `ms` ran out first. */
+  private wait(stream: OpenStream, signal: Promise<void>, ms?: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = ms === undefined ? undefined : setTimeout(() => done(false), ms);
+      timer?.unref();
+      const done = (value: boolean) => {
+        clearTimeout(timer);
+        stream.stopWaiting = undefined;
+        resolve(value);
+      };
+      stream.stopWaiting = () => done(true);
+      void signal.then(() => done(true));
+    });
+  }
+
+  /** Writes `batch` to a live stream, and disconnects a client that has stopped reading. */
+  private sendLive(stream: OpenStream, batch: StoredPetEvent[]): void {
+    if (stream.sink.closed) {
+      this.close(stream);
+      return;
+    }
+    this.send(stream, batch);
+    if (stream.sink.buffered > MAX_BUFFERED_BYTES) this.close(stream, true);
   }
 
   private send(stream: OpenStream, batch: StoredPetEvent[]): void {
@@ -240,7 +322,6 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
     if (newest === undefined || stream.closed) return;
     this.metrics?.eventLag.observe({ reader: 'stream' }, ageSeconds(newest.occurredAt));
     stream.sink.write(chunk);
-    if (stream.sink.buffered > MAX_BUFFERED_BYTES) this.close(stream);
   }
 
   /** Ends a stream whose key a request would now be refused with `refusal`, telling why. */
@@ -289,7 +370,10 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
     if (this.timers.length > 0) return;
     this.timers = [
       setInterval(() => {
-        for (const stream of this.streams) stream.sink.write(': keep-alive\n\n');
+        for (const stream of [...this.streams]) {
+          if (stream.sink.closed) this.close(stream);
+          else stream.sink.write(': keep-alive\n\n');
+        }
       }, this.config.eventStreamHeartbeatSeconds * 1000),
       setInterval(() => this.wake(), POLL_MS),
       setInterval(() => this.endExpired(), EXPIRY_CHECK_MS),

@@ -4,15 +4,13 @@ import type { FastifyReply } from 'fastify';
 import { PassThrough } from 'node:stream';
 import { type ApiKeyPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { RequireScope } from '../auth/require-scope.decorator.js';
-import { validationFailed } from '../errors/api-error.js';
 import { ApiErrorResponses, errorContent } from '../errors/api-error-responses.js';
 import { RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
 import { V1Controller } from '../rate-limit/v1-controller.decorator.js';
 import { ListEventsQueryDto } from './dto/list-events-query.dto.js';
 import { PetEventDto } from './dto/pet-event.dto.js';
 import { StreamEventsQueryDto } from './dto/stream-events-query.dto.js';
-import { positionOf } from './event-position.js';
-import { EventStreams, KEY_REFUSED_EVENT, STREAM_SCOPE } from './event-streams.js';
+import { EventStreams, KEY_REFUSED_EVENT, STREAM_SCOPE, type StreamSink } from './event-streams.js';
 import { CURSOR_EXPIRED_MESSAGE, EventsService } from './events.service.js';
 
 export const EVENTS_PATH = '/v1/events';
@@ -105,24 +103,65 @@ export class EventsController {
     @CurrentPrincipal() principal: ApiKeyPrincipal,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    const after = lastEventId === undefined ? query.after : lastEventIdPosition(lastEventId);
-    const from = after === undefined ? undefined : positionOf(after)!;
-    if (from) await this.events.assertRetained(from);
+    const from = await this.events.resumePosition(lastEventId, query.after);
     const body = new PassThrough();
-    const stream = this.streams.open(principal, from, {
-      write: (chunk) => body.write(chunk),
-      get buffered() {
-        return body.writableLength + (reply.raw.writableLength ?? 0);
-      },
-      end: () => body.end(),
-    });
-    reply.raw.on('close', () => this.streams.close(stream));
+    // The client may have gone while the guard or the retention check ran: open then sees it
+    // gone and counts nothing, or the close listeners, added in the same turn, will hear it.
+    const stream = this.streams.open(principal, from, responseSink(reply, body));
+    if (stream) onClientGone(reply, () => this.streams.close(stream));
+    else body.end();
     // X-Accel-Buffering: a buffering proxy (nginx) would hold events back.
     void reply
       .type('text/event-stream; charset=utf-8')
       .header('x-accel-buffering', 'no')
       .send(body);
   }
+}
+
+/** A stream's writes go to `body`, which Fastify pipes into the response. */
+function responseSink(reply: FastifyReply, body: PassThrough): StreamSink {
+  const response = reply.raw;
+  const socket = reply.request.raw.socket;
+  return {
+    write: (chunk) => body.write(chunk),
+    get buffered() {
+      return body.writableLength + (response.writableLength ?? 0);
+    },
+    get closed() {
+      return response.destroyed || socket.destroyed;
+    },
+    drain: () =>
+      new Promise<void>((resolve) => {
+        const done = () => {
+          body.off('drain', done);
+          response.off('drain', done);
+          response.off('close', done);
+          resolve();
+        };
+        body.once('drain', done);
+        response.once('drain', done);
+        response.once('close', done);
+      }),
+    end: () => body.end(),
+    // Fastify destroys the body once the response is gone.
+    abort: () => response.destroy(),
+  };
+}
+
+/**
+ * Calls `listener` once when the client's connection closes: the response's close, or the
+ * socket's, which a response still queued behind another on the connection never hears.
+ */
+function onClientGone(reply: FastifyReply, listener: () => void): void {
+  const response = reply.raw;
+  const socket = reply.request.raw.socket;
+  const gone = () => {
+    response.off('close', gone);
+    socket.off('close', gone);
+    listener();
+  };
+  response.once('close', gone);
+  socket.once('close', gone);
 }
 
 /** The 400 of a malformed cursor and the 410 of one older than retention. */
@@ -135,10 +174,4 @@ function ApiCursorErrors() {
       content: errorContent(410, { CURSOR_EXPIRED: CURSOR_EXPIRED_MESSAGE }),
     }),
   );
-}
-
-/** Last-Event-ID as the id of an event, or a 400 naming the header. */
-function lastEventIdPosition(value: string): string {
-  if (positionOf(value) !== undefined) return value;
-  throw validationFailed('Last-Event-ID must be the id of an event from this feed');
 }

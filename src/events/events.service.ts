@@ -1,5 +1,5 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { ApiError } from '../errors/api-error.js';
+import { ApiError, validationFailed } from '../errors/api-error.js';
 import { DEFAULT_PAGE_SIZE } from '../http/page-limit.js';
 import type { ListEventsQueryDto } from './dto/list-events-query.dto.js';
 import { eventJson } from './event-json.js';
@@ -33,12 +33,43 @@ export class EventsService {
   }
 
   /**
+   * The position an event id names, or a 400 naming `field`: for an id of another form, and for
+   * one whose parts this engine never issues, which its SQL and the comparisons in memory would
+   * read differently (docs/events.md, "The stream").
+   */
+  positionOf(id: string, field: string): EventPosition {
+    const position = positionOf(id);
+    if (position === undefined || !this.events.issues(position))
+      throw validationFailed(`${field} must be the id of an event from this feed`);
+    return position;
+  }
+
+  /**
+   * Where a stream resumes: right after `Last-Event-ID`, else after `after`; undefined for a
+   * stream of the events from now on. A 400 for an id this feed never served, a 410 for one older
+   * than retention.
+   */
+  async resumePosition(
+    lastEventId: string | undefined,
+    after: string | undefined,
+  ): Promise<EventPosition | undefined> {
+    const from =
+      lastEventId !== undefined
+        ? this.positionOf(lastEventId, 'Last-Event-ID')
+        : after !== undefined
+          ? this.positionOf(after, 'after')
+          : undefined;
+    if (from) await this.assertRetained(from);
+    return from;
+  }
+
+  /**
    * A page of the feed (docs/events.md, "The feed"). The retention check runs after the page is
    * read: had retention deleted events after the cursor in between, the page would lack them, and
    * the check sees that deletion.
    */
   async page({ after, limit = DEFAULT_PAGE_SIZE }: ListEventsQueryDto): Promise<EventPage> {
-    const from = after === undefined ? START : positionOf(after)!;
+    const from = after === undefined ? START : this.positionOf(after, 'after');
     const events = await this.events.findPage(from, limit);
     if (after !== undefined) await this.assertRetained(from);
     linkCurrentSpanTo(events.map((event) => event.traceContext));

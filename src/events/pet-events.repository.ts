@@ -66,6 +66,7 @@ function statements(db: SqlRunner) {
 @Injectable()
 export class PetEventsRepository {
   private readonly sql: ReturnType<typeof statements>;
+  private readonly order: ReturnType<typeof eventOrder>;
   private readonly committedListeners: (() => void)[] = [];
   /** findAllAt's SELECT of n positions, by n. */
   private readonly atPositions = new Map<number, Statement<Record<string, string>>>();
@@ -76,6 +77,16 @@ export class PetEventsRepository {
     @Optional() private readonly metrics?: Metrics,
   ) {
     this.sql = statements(db);
+    this.order = eventOrder(db);
+  }
+
+  /**
+   * Whether this engine could have given an event `position`: on SQLite `tx` is always 0, on
+   * PostgreSQL a transaction id (docs/events.md, "Order"). Its SQL ignores or orders by parts
+   * that an id of another form would forge.
+   */
+  issues(position: EventPosition): boolean {
+    return this.order.issues(position);
   }
 
   /**

@@ -13,6 +13,10 @@ export interface EventStreamClient {
   messages: StreamMessage[];
   /** Resolves once `count` event messages arrived (comments not counted); rejects after `ms`. */
   events(count: number, ms?: number): Promise<StreamMessage[]>;
+  /** Resolves once an event with this id arrived; rejects after `ms`, or when the stream ended. */
+  until(id: string, ms?: number): Promise<void>;
+  /** The ids of the events so far, in the order received. */
+  ids(): string[];
   /** Resolves when the server ended the stream. */
   ended: Promise<void>;
   close(): void;
@@ -31,6 +35,7 @@ export async function openEventStream(
   const messages: StreamMessage[] = [];
   const waiters: (() => void)[] = [];
   const eventCount = () => messages.filter((message) => message.comment === undefined).length;
+  const ids = () => messages.flatMap((message) => (message.id === undefined ? [] : [message.id]));
 
   const read = async () => {
     if (!response.body) return;
@@ -62,7 +67,7 @@ export async function openEventStream(
         const left = deadline - Date.now();
         if (left <= 0)
           throw new Error(
-            `${eventCount()} of ${count} events within ${ms} ms: ${JSON.stringify(messages)}`,
+            `${eventCount()} of ${count} events within ${ms} ms; the last messages: ${JSON.stringify(messages.slice(-3))}`,
           );
         await Promise.race([
           new Promise<void>((resolve) => waiters.push(resolve)),
@@ -74,6 +79,21 @@ export async function openEventStream(
       }
       return messages.filter((message) => message.comment === undefined).slice(0, count);
     },
+    until: async (id, ms = 5_000) => {
+      const deadline = Date.now() + ms;
+      while (!ids().includes(id)) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`no event ${id} within ${ms} ms; got ${ids().join(' ')}`);
+        await Promise.race([
+          new Promise<void>((resolve) => waiters.push(resolve)),
+          new Promise((resolve) => setTimeout(resolve, Math.min(left, 100))),
+          ended,
+        ]);
+        if (!ids().includes(id) && (await isSettled(ended)))
+          throw new Error(`the stream ended without event ${id}; got ${ids().join(' ')}`);
+      }
+    },
+    ids,
     ended,
     close: () => abort.abort(),
   };
