@@ -1,7 +1,7 @@
 import type { SqlRunner } from '../database/sql-runner.js';
 import type { EventPosition } from './event-position.js';
 
-/** The low 32 bits of a PostgreSQL transaction id: 0, 1 and 2 are never a transaction's, in any epoch. */
+/** A PostgreSQL transaction id's low 32 bits: 0, 1 and 2 are no transaction's, in any epoch. */
 const XID_MASK = 0xffff_ffffn;
 const FIRST_NORMAL_XID = 3n;
 

@@ -50,7 +50,7 @@ const SEND_SPAN = 'send events';
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** A catching-up stream reads its next page only once its client has less than this to take. */
 const CATCH_UP_HIGH_WATER_BYTES = 64 * 1024;
-/** A catching-up client that takes nothing for this long has stopped reading: it is disconnected. */
+/** A catching-up client that takes nothing for this long has stopped reading: it is cut. */
 const CATCH_UP_STALL_MS = 30_000;
 
 /** Where an open stream writes: the response body. */

@@ -16,7 +16,7 @@ describe.each(ENGINES)('the hand-over from catch-up to the fan-out [%s]', (engin
   let t: HeldApp;
 
   beforeAll(async () => {
-    // Its own instance: the stream below must be its first, so its page is the first read after the tail.
+    // Its own instance: the stream below is its first, so its page is the first read after the tail.
     t = await startHeldApp(engine, { RATE_LIMIT_PER_MINUTE: '0' });
   });
   afterAll(() => t?.close());
