@@ -1,5 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Test } from '@nestjs/testing';
+import { Test, type TestingModuleBuilder } from '@nestjs/testing';
 import type { InjectOptions, LightMyRequestResponse as Response } from 'fastify';
 import { DataSource } from 'typeorm';
 import { createApp, type NestAppFactory } from '../../src/app.js';
@@ -43,28 +43,32 @@ export class TestClock extends Clock {
   }
 }
 
-/**
- * The app module compiled by Nest's testing module with the Clock replaced, so a test can stand on
- * either side of a date (the getPet sunset) without touching the machine's clock.
- */
-function withClock(clock: TestClock): NestAppFactory {
+/** What a test may replace in the app module before it is compiled. */
+export interface TestAppOverrides {
+  /** The app's Clock: a test can stand on either side of a date without touching the machine's. */
+  clock?: TestClock;
+  /** Providers replaced through Nest's testing module, e.g. one that lets a test hold a call. */
+  override?: (module: TestingModuleBuilder) => TestingModuleBuilder;
+}
+
+/** The app module compiled by Nest's testing module with the providers a test replaces. */
+function withOverrides({ clock, override = (module) => module }: TestAppOverrides): NestAppFactory {
   return async (module, adapter, options) => {
-    const compiled = await Test.createTestingModule({ imports: [module] })
-      .overrideProvider(Clock)
-      .useValue(clock)
-      .compile();
+    let builder = Test.createTestingModule({ imports: [module] });
+    if (clock) builder = builder.overrideProvider(Clock).useValue(clock);
+    const compiled = await override(builder).compile();
     return compiled.createNestApplication<NestFastifyApplication>(adapter, options);
   };
 }
 
 /**
- * The real application (Fastify adapter, guard, pipe, filter) on a fresh database; with `clock`,
- * its Clock provider is that one.
+ * The real application (Fastify adapter, guard, pipe, filter) on a fresh database, with the
+ * providers `overrides` replaces.
  */
 export async function startTestApp(
   engine: Engine,
   env: Record<string, string> = {},
-  { clock }: { clock?: TestClock } = {},
+  overrides?: TestAppOverrides,
 ): Promise<TestApp> {
   const database = await createTestDatabase(engine);
   const config = loadConfig({
@@ -73,7 +77,7 @@ export async function startTestApp(
     DATABASE_URL: database.url,
     ...env,
   });
-  const app = await createApp(config, undefined, clock && withClock(clock));
+  const app = await createApp(config, undefined, overrides && withOverrides(overrides));
   const { key } = await app.get(ApiKeyStore).create('e2e');
   return {
     app,

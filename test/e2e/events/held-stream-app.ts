@@ -1,21 +1,15 @@
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Test } from '@nestjs/testing';
 import { connect, type Socket } from 'node:net';
 import { setImmediate } from 'node:timers/promises';
-import { DataSource } from 'typeorm';
-import { createApp, type NestAppFactory } from '../../../src/app.js';
-import { ApiKeyStore } from '../../../src/auth/api-key-store.js';
 import { ApiKeyVerifier } from '../../../src/auth/api-key-verifier.js';
 import type { ApiKeyPrincipal } from '../../../src/auth/principal.js';
-import { loadConfig } from '../../../src/config/app-config.js';
 import type { EventPosition } from '../../../src/events/event-position.js';
 import { EventStreams } from '../../../src/events/event-streams.js';
 import {
   PetEventsRepository,
   type StoredPetEvent,
 } from '../../../src/events/pet-events.repository.js';
-import type { TestApp } from '../../support/test-app.js';
-import { createTestDatabase, type Engine } from '../../support/test-database.js';
+import { startTestApp, type TestApp } from '../../support/test-app.js';
+import type { Engine } from '../../support/test-database.js';
 
 /** One call a test holds: `reached` once it arrives, and it goes on at `release()`. */
 export interface Held {
@@ -134,36 +128,25 @@ export interface HeldApp extends TestApp {
   connect(): Promise<{ socket: Socket; closedOnServer: Promise<void> }>;
 }
 
-const withHolds: NestAppFactory = async (module, adapter, options) => {
-  const compiled = await Test.createTestingModule({ imports: [module] })
-    .overrideProvider(PetEventsRepository)
-    .useClass(HeldPetEventsRepository)
-    .overrideProvider(ApiKeyVerifier)
-    .useClass(HeldApiKeyVerifier)
-    .overrideProvider(EventStreams)
-    .useClass(WatchedEventStreams)
-    .compile();
-  return compiled.createNestApplication<NestFastifyApplication>(adapter, options);
-};
-
 /**
  * The real application, listening on loopback, with the event repository, the key verifier and
- * the streams wrapped so that a test can hold a call where a race would otherwise strike rarely
- * (as test/support/test-app.ts startTestApp, which takes no provider overrides).
+ * the streams wrapped so that a test can hold a call where a race would otherwise strike rarely.
  */
 export async function startHeldApp(
   engine: Engine,
   env: Record<string, string> = {},
 ): Promise<HeldApp> {
-  const database = await createTestDatabase(engine);
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'silent',
-    DATABASE_URL: database.url,
-    ...env,
+  const t = await startTestApp(engine, env, {
+    override: (module) =>
+      module
+        .overrideProvider(PetEventsRepository)
+        .useClass(HeldPetEventsRepository)
+        .overrideProvider(ApiKeyVerifier)
+        .useClass(HeldApiKeyVerifier)
+        .overrideProvider(EventStreams)
+        .useClass(WatchedEventStreams),
   });
-  const app = await createApp(config, undefined, withHolds);
-  const { key } = await app.get(ApiKeyStore).create('e2e');
+  const { app } = t;
   await app.listen(0, '127.0.0.1');
   const baseUrl = await app.getUrl();
 
@@ -176,27 +159,11 @@ export async function startHeldApp(
   });
 
   return {
-    app,
-    dataSource: app.get(DataSource),
-    key,
-    databaseUrl: database.url,
+    ...t,
     baseUrl,
     repository: app.get<PetEventsRepository, HeldPetEventsRepository>(PetEventsRepository),
     verifier: app.get<ApiKeyVerifier, HeldApiKeyVerifier>(ApiKeyVerifier),
     streams: app.get<EventStreams, WatchedEventStreams>(EventStreams),
-    request: (method, url, { body, headers = {}, key: sentKey = key } = {}) =>
-      app.inject({
-        method,
-        url,
-        headers: {
-          ...(sentKey !== null && { authorization: `Bearer ${sentKey}` }),
-          ...(body !== undefined && { 'content-type': 'application/json' }),
-          ...headers,
-        },
-        ...(body !== undefined && {
-          payload: typeof body === 'string' ? body : JSON.stringify(body),
-        }),
-      }),
     connect: async () => {
       const { port } = new URL(baseUrl);
       const socket = connect(Number(port), '127.0.0.1');
@@ -209,10 +176,6 @@ export async function startHeldApp(
         else server.once('close', () => resolve());
       });
       return { socket, closedOnServer };
-    },
-    close: async () => {
-      await app.close();
-      await database.drop();
     },
   };
 }
