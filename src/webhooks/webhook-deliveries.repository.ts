@@ -140,7 +140,7 @@ function statements(db: SqlRunner) {
     WHERE d.subscription_id = s.id AND d.state = 'pending' AND d.next_attempt_at <= :now)`;
   // The first such event in the events' order, not EXISTS: for EXISTS, PostgreSQL expected a third
   // of the table to match and scanned it from its oldest row, so nearly all of it for every webhook
-  // near the newest event, at every pass (docs/performance.md, "fifteenth session").
+  // near the newest event, at every pass (docs/performance.md, "The lease claim").
   const unsent = `(SELECT 1 FROM ${unsentEvents(db, false)} AND e.occurred_at <= :firstDueBy
     ORDER BY ${order.ascending} LIMIT 1) IS NOT NULL`;
   return {
@@ -183,7 +183,7 @@ function statements(db: SqlRunner) {
       WHERE id = :id AND lease_owner = :owner AND disabled_at IS NULL
       RETURNING ${LEASED_COLUMNS}`,
     ),
-    // Before each attempt after a batch's first: a key lookup that reads no column but the checks.
+    // Before an attempt once the last read is SUBSCRIPTION_READ_HOLDS_MS old: a key lookup.
     stillLeased: db.statement<{ id: number; owner: string }>(
       `SELECT 1 AS leased FROM webhook_subscriptions
       WHERE id = :id AND lease_owner = :owner AND disabled_at IS NULL`,

@@ -26,6 +26,7 @@ import {
   WebhookDeliveriesRepository,
 } from './webhook-deliveries.repository.js';
 import { WebhookMetrics } from './webhook-metrics.js';
+import { SUBSCRIPTION_READ_HOLDS_MS } from './webhook-subscription.js';
 import { NO_PUBLIC_ADDRESS } from './webhook-target-refused.error.js';
 import { type AttemptOutcome, WebhookSender } from './webhook-sender.js';
 import { type DeliverySigner, deliverySigner } from './webhook-signature.js';
@@ -72,11 +73,12 @@ const SHUTDOWN_WAIT_MS = 5_000;
  * each one's in event order, one at a time, in batches: first the failed deliveries due again,
  * then the new events after the cursor. Each batch is recorded at once (one statement or one
  * transaction): the cursor moved past the new events, a row for each delivery that failed,
- * retries' outcomes. The lease, and that the subscription is still there and enabled, are
- * checked before every attempt, and the lease always outlasts the attempt under way, so two
- * instances never send for one subscription at once, and none sends after a delete has answered
- * but the attempt under way. Commits in this process, commits anywhere (ChangeNotifications)
- * and a timer wake it; everything it knows is in the database.
+ * retries' outcomes. The lease, and that the subscription is still there and enabled, are read
+ * before every batch, and again before an attempt once the last read is SUBSCRIPTION_READ_HOLDS_MS
+ * old; the lease always outlasts the attempt under way. So two instances never send for one
+ * subscription at once, and none sends after a delete has answered but the attempt under way.
+ * Commits in this process, commits anywhere (ChangeNotifications) and a timer wake it; everything
+ * it knows is in the database.
  */
 @Injectable()
 export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -203,12 +205,13 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
    * this instance, each full batch is followed by a pause (delivery-pacing.ts).
    */
   private async sendDue(id: number, leasedUntil: Date): Promise<void> {
-    const sending: SendingState = { leasedUntil };
+    const sending: SendingState = { leasedUntil, readAt: performance.now() };
     let caughtUp = false;
     let unreachable = false;
     try {
       for (;;) {
         const startedAt = performance.now();
+        sending.readAt = startedAt;
         const leased = await this.deliveries.findLeased(id, this.owner, this.clock.now());
         if (!leased || this.stopping) return;
         const work = await this.findWork(leased);
@@ -272,11 +275,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     const batch = sending.batch!;
     const sign = deliverySigner(leased);
     let current: LeasedSubscription | undefined = leased;
-    // The batch's first attempt follows the read of the subscription that started the batch.
-    let justRead = true;
     const attempt = async (position: EventPosition, attempts: number, event?: StoredPetEvent) => {
-      current = this.stopping ? undefined : await this.holdLease(sending, current!, justRead);
-      justRead = false;
+      current = this.stopping ? undefined : await this.holdLease(sending, current!);
       if (!current) return 'stop';
       return this.attempt(current, sign, { event: position, attempts }, event, batch);
     };
@@ -312,8 +312,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
 
   /**
    * The subscription for the next attempt, or undefined when it was deleted or disabled or the
-   * lease is no longer ours: as read at the start of its batch (its secrets), checked again in the
-   * database before every attempt but the batch's first (`justRead`), so once a delete has
+   * lease is no longer ours: as read at the start of its batch (its secrets), read again (a key
+   * lookup) when the last read began SUBSCRIPTION_READ_HOLDS_MS ago or more, so once a delete has
    * answered nothing is sent after the attempt under way, whichever instance sends
    * (docs/events.md, "How deliveries are owed and sent"). When less than an attempt and half the
    * margin of the lease is left, it is read again as the lease is extended, so an attempt always
@@ -322,16 +322,17 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private async holdLease(
     sending: SendingState,
     leased: LeasedSubscription,
-    justRead: boolean,
   ): Promise<LeasedSubscription | undefined> {
     const now = this.clock.now();
     const left = sending.leasedUntil.getTime() - now.getTime();
     if (left <= this.config.webhookTimeoutMs + LEASE_MARGIN_MS / 2) {
+      sending.readAt = performance.now();
       sending.leasedUntil = this.leaseEnd(now);
       return this.deliveries.renewLease(leased.id, this.owner, sending.leasedUntil);
     }
-    if (justRead || (await this.deliveries.isStillLeased(leased.id, this.owner))) return leased;
-    return undefined;
+    if (performance.now() - sending.readAt < SUBSCRIPTION_READ_HOLDS_MS) return leased;
+    sending.readAt = performance.now();
+    return (await this.deliveries.isStillLeased(leased.id, this.owner)) ? leased : undefined;
   }
 
   /**
@@ -465,9 +466,14 @@ interface DeliveryBatchInProgress extends DeliveryBatch {
   unanswered?: string;
 }
 
-/** What one subscription's sending knows: when its lease ends, and the batch not yet recorded. */
+/**
+ * What one subscription's sending knows: when its lease ends, when its last read of the
+ * subscription began (performance.now(): a delete's wait is measured in the same real time), and
+ * the batch not yet recorded.
+ */
 interface SendingState {
   leasedUntil: Date;
+  readAt: number;
   batch?: DeliveryBatchInProgress;
 }
 

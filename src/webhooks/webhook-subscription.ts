@@ -14,6 +14,16 @@ export const MAX_WEBHOOKS = 100;
  */
 export const OWED_COUNTED_UP_TO = 10_000;
 
+/**
+ * How long after the delivery worker began a read of a subscription (still there, enabled,
+ * leased to it) it may start attempts without reading it again; a delete of a leased webhook
+ * answers no sooner than this after its commit. So an attempt that starts after the delete has
+ * answered follows a read that saw the delete, and is never made, whichever instance sends
+ * (docs/events.md, "How deliveries are owed and sent"); and a receiver that answers at once costs
+ * a read per this long, not one per attempt.
+ */
+export const SUBSCRIPTION_READ_HOLDS_MS = 100;
+
 /** A webhook subscription as stored, without its signing secrets, with its deliveries owed. */
 export interface WebhookSubscription {
   id: number;

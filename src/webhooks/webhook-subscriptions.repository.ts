@@ -63,7 +63,7 @@ function statements(db: SqlRunner) {
       'DELETE FROM webhook_deliveries WHERE subscription_id = :id',
     ),
     delete: db.statement<{ id: number }>(
-      'DELETE FROM webhook_subscriptions WHERE id = :id RETURNING id',
+      'DELETE FROM webhook_subscriptions WHERE id = :id RETURNING id, lease_owner',
     ),
     // The right-hand sides read the row as it was: the current secret becomes the previous one.
     rotateSecret: db.statement<{ id: number; secret: string; previousExpiresAt: string }>(
@@ -115,16 +115,19 @@ export class WebhookSubscriptionsRepository {
     return row ? toSubscription(row) : null;
   }
 
-  /** Deletes the subscription and the deliveries it was owed; false when there was none. */
-  delete(id: number): Promise<boolean> {
+  /**
+   * Deletes the subscription and the deliveries it was owed, once committed; undefined when there
+   * was none, else whether a delivery worker held its lease (it may be sending to it).
+   */
+  delete(id: number): Promise<{ leased: boolean } | undefined> {
     const { deleteDeliveries, delete: deleteSubscription } = this.sql;
     return this.db.transaction(async (transaction) => {
       await transaction.query(deleteDeliveries.text, deleteDeliveries.values({ id }));
-      const deleted = await transaction.query(
+      const [deleted] = await transaction.query(
         deleteSubscription.text,
         deleteSubscription.values({ id }),
       );
-      return deleted.length > 0;
+      return deleted && { leased: deleted.lease_owner !== null };
     });
   }
 

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { notFound, validationFailed, webhookLimitReached } from '../errors/api-error.js';
 import { PET_EVENT_TYPES } from '../events/pet-event.js';
 import { PetEventsRepository } from '../events/pet-events.repository.js';
@@ -8,7 +9,11 @@ import type { WebhookDto } from './dto/webhook.dto.js';
 import type { WebhookWithSecretDto } from './dto/webhook-with-secret.dto.js';
 import { WebhookDeliveryWorker } from './webhook-delivery-worker.js';
 import { newWebhookSecret, PREVIOUS_SECRET_OVERLAP_MS } from './webhook-secret.js';
-import { MAX_WEBHOOKS, type WebhookSubscription } from './webhook-subscription.js';
+import {
+  MAX_WEBHOOKS,
+  SUBSCRIPTION_READ_HOLDS_MS,
+  type WebhookSubscription,
+} from './webhook-subscription.js';
 import { WebhookSubscriptionsRepository } from './webhook-subscriptions.repository.js';
 import { WebhookTargetPolicy } from './webhook-target-policy.js';
 
@@ -61,8 +66,16 @@ export class WebhooksService {
     return toWebhookDto(subscription);
   }
 
+  /**
+   * Deletes the webhook. One whose lease a worker held is answered SUBSCRIPTION_READ_HOLDS_MS
+   * after the commit: a worker, on any instance, starts attempts only within that long of a read
+   * of the subscription, so once this answers nothing more is sent to it but the attempt under
+   * way (docs/events.md, "How deliveries are owed and sent").
+   */
   async delete(id: number): Promise<void> {
-    if (!(await this.subscriptions.delete(id))) throw noSuchWebhook(id);
+    const deleted = await this.subscriptions.delete(id);
+    if (!deleted) throw noSuchWebhook(id);
+    if (deleted.leased) await waitAtLeast(SUBSCRIPTION_READ_HOLDS_MS);
   }
 
   /** A new secret; the one it replaces still signs deliveries for 24 hours. */
@@ -76,6 +89,12 @@ export class WebhooksService {
 }
 
 const noSuchWebhook = (id: number) => notFound(`No webhook with id ${id}`);
+
+/** Waits `ms` of real time: a timer can fire early by the time its turn of the loop had run. */
+async function waitAtLeast(ms: number): Promise<void> {
+  const until = performance.now() + ms;
+  for (let left = ms; left > 0; left = until - performance.now()) await sleep(Math.ceil(left));
+}
 
 function toWebhookDto(subscription: WebhookSubscription): WebhookDto {
   return {

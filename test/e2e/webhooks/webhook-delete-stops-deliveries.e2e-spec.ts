@@ -26,6 +26,8 @@ class HoldingReceiver {
   readonly arrivals: number[] = [];
   readonly ids: string[] = [];
   private readonly held: (() => void)[] = [];
+  /** How long an answer that is not held waits. */
+  delayMs = 0;
   private holding = true;
   private readonly server: Server;
 
@@ -37,7 +39,7 @@ class HoldingReceiver {
       request.on('end', () => {
         const answer = () => response.writeHead(200).end();
         if (this.holding) this.held.push(answer);
-        else answer();
+        else setTimeout(answer, this.delayMs);
       });
     });
   }
@@ -58,7 +60,7 @@ class HoldingReceiver {
     for (const answer of this.held.splice(0)) answer();
   }
 
-  /** Answers the deliveries held so far, and every later one at once. */
+  /** Answers the deliveries held so far, and every later one after `delayMs`. */
   answerAll(): void {
     this.holding = false;
     this.answerHeld();
@@ -79,6 +81,28 @@ class HoldingReceiver {
 }
 
 /**
+ * A webhook owed a full batch and more: the first batch holds only the first event, whose answer
+ * the receiver holds while the others commit; then that answer goes. Its id and a managing key.
+ */
+async function subscribeWithBacklog(
+  t: TestApp,
+  receiver: HoldingReceiver,
+): Promise<{ id: number; manager: string }> {
+  const manager = (await t.app.get(ApiKeyStore).create('hooks', { scopes: ['webhooks:manage'] }))
+    .key;
+  const created = await t.request('POST', '/v1/webhooks', {
+    key: manager,
+    body: { url: receiver.url },
+  });
+  expect(created.statusCode, created.body).toBe(201);
+  const { id } = created.json<{ id: number }>();
+  await createPet(t, { name: 'Pet 0', categoryId: 1 });
+  await receiver.waitFor(1);
+  for (let i = 1; i < EVENTS; i++) await createPet(t, { name: `Pet ${i}`, categoryId: 1 });
+  return { id, manager };
+}
+
+/**
  * The API's promise (deleteWebhook; docs/events.md, "How deliveries are owed and sent"): once
  * `DELETE /v1/webhooks/{id}` has answered 204, at most the attempt under way may still arrive.
  * The delete comes while the receiver holds the answer to the first delivery of a full batch;
@@ -89,18 +113,7 @@ async function deleteWhileSending(
   receiver: HoldingReceiver,
   instances: NestFastifyApplication[],
 ): Promise<void> {
-  const manager = (await t.app.get(ApiKeyStore).create('hooks', { scopes: ['webhooks:manage'] }))
-    .key;
-  const created = await t.request('POST', '/v1/webhooks', {
-    key: manager,
-    body: { url: receiver.url },
-  });
-  expect(created.statusCode, created.body).toBe(201);
-  const { id } = created.json<{ id: number }>();
-  // The first batch holds only the first event: the others commit while its answer is held.
-  await createPet(t, { name: 'Pet 0', categoryId: 1 });
-  await receiver.waitFor(1);
-  for (let i = 1; i < EVENTS; i++) await createPet(t, { name: `Pet ${i}`, categoryId: 1 });
+  const { id, manager } = await subscribeWithBacklog(t, receiver);
   receiver.answerHeld();
   // The second batch's first delivery: 19 more of that batch would follow it.
   await receiver.waitFor(2);
@@ -144,6 +157,24 @@ describe.each(ENGINES)('deleting a webhook while it is sent to [%s]', (engine) =
 
   it('sends nothing after the 204: the attempt under way had arrived before it', async () => {
     await deleteWhileSending(t, receiver, [t.app]);
+  });
+
+  it('sends at most the attempt under way after the 204 to a receiver that answers quickly', async () => {
+    const { id, manager } = await subscribeWithBacklog(t, receiver);
+    receiver.delayMs = 5;
+    receiver.answerAll();
+    // In the middle of the second batch, whose attempts follow each other within milliseconds.
+    await receiver.waitFor(5);
+    const deleted = await t.request('DELETE', `/v1/webhooks/${id}`, { key: manager });
+    const answeredAt = Date.now();
+    expect(deleted.statusCode).toBe(204);
+
+    await t.app.get(WebhookDeliveryWorker).settled();
+    const afterDelete = receiver.arrivals.filter((arrivedAt) => arrivedAt > answeredAt);
+    expect(
+      afterDelete.length,
+      `${afterDelete.length} deliveries arrived after the 204`,
+    ).toBeLessThanOrEqual(1);
   });
 });
 
