@@ -37,7 +37,7 @@ export class LocalChangeNotifications extends ChangeNotifications {
  * PostgreSQL LISTEN and NOTIFY on a connection of its own, outside the pool, opened at first use
  * and reopened when it breaks. NOTIFY is sent after the commit, never inside the writing
  * transaction: PostgreSQL serialises the commits of notifying transactions on one lock, which held
- * createPet to a fifth of its rate (docs/performance.md, "The event write, fixed"). One NOTIFY
+ * createPet to a fifth of its rate (docs/performance.md, "The event write"). One NOTIFY
  * at a time, at most one per ANNOUNCE_INTERVAL_MS; the commits made meanwhile share the next.
  */
 export class PostgresChangeNotifications extends ChangeNotifications {

@@ -20,7 +20,7 @@ export class HealthController {
   /** The process can serve API requests (ReadinessCheck); otherwise 503. */
   @Get('ready')
   // The controller is not in the document, and terminus's own Swagger docs would load a second,
-  // unbundled @nestjs/swagger at start (docs/performance.md, cold start).
+  // unbundled @nestjs/swagger at start (docs/performance.md, "The build").
   @HealthCheck({ swaggerDocumentation: false, noCache: true })
   ready(): Promise<HealthCheckResult> {
     return this.readiness.check();

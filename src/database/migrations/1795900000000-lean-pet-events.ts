@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Every create and update writes an event, so what `pet_events` does on insert is paid on the write
- * path (docs/performance.md, "The event write, fixed"). The NOTIFY trigger goes: PostgreSQL
+ * path (docs/performance.md, "The event write"). The NOTIFY trigger goes: PostgreSQL
  * serialises the commits of notifying transactions, so processes now announce commits after them
  * (change-notifications.ts). Of the indexes, keep only the one the feed reads by:
  *
