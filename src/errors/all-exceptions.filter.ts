@@ -20,7 +20,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     // Our handlers answer a missing resource with ApiError('NOT_FOUND'): a bare NotFoundException is
-    // always the framework's "no such route" (Fastify's 404 handler, Swagger UI's hidden LICENSE).
+    // always the framework's "no such route" (Fastify's 404 handler, a docs asset's file not found).
     const error =
       exception instanceof NotFoundException
         ? this.unmatchedRoute(request)
@@ -36,7 +36,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   private unmatchedRoute(request: FastifyRequest): ApiError {
     const allowed = this.routes.allowedMethods(request.url);
-    // A route for this very method found nothing (a missing file under /docs, /docs/LICENSE).
+    // A route for this very method found nothing (a docs asset whose file is missing).
     if (allowed.length === 0 || allowed.includes(request.method))
       return new ApiError('NOT_FOUND', 'No such route');
     const methods = allowed.join(', ');

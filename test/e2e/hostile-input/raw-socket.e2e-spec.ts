@@ -27,7 +27,7 @@ import { exchange, parseResponses } from '../../support/raw-http.js';
 const doc = OpenApiDocument.load();
 const newPet = doc.operation('createPet').requestBody!;
 
-describe('hostile bytes on a real socket (node dist/server.mjs) [sqlite]', () => {
+describe('hostile bytes on a real socket (node dist/main.js) [sqlite]', () => {
   let dev: DevServer;
   let server: ServerProcess;
   let key: string;
