@@ -237,12 +237,13 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
    */
   private async catchUp(stream: OpenStream, fromNow: boolean): Promise<void> {
     try {
-      if (this.tail === undefined) {
+      if (this.tail === undefined || fromNow) {
         const newest = await this.events.findNewestPosition();
         // Another stream may have set it meanwhile, and the fan-out moved it on: keep theirs.
         this.tail ??= newest;
+        // Now, not the fan-out's tail: that may still lie before events the feed already serves.
+        if (fromNow) stream.cursor = newest;
       }
-      if (fromNow) stream.cursor = this.tail;
       for (;;) {
         const [from, tailBefore] = [stream.cursor, this.tail];
         const batch = await this.events.findPage(from, BATCH);
