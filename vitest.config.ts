@@ -1,14 +1,62 @@
 import swc from 'unplugin-swc';
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Suites that must have the machine or the PostgreSQL server to themselves, run one after another
+ * once every other file has finished. The cluster test kills PostgreSQL nodes and holds Patroni's
+ * failover to a time line that other files' load would stretch. The others read the event feed
+ * right after a write: PostgreSQL serves an event once every transaction on the server that began
+ * before it has ended, other databases' included (docs/events.md, "Order"), so files writing
+ * beside them would hold their events back.
+ */
+const ALONE = [
+  'test/e2e/cluster/**/*.e2e-spec.ts',
+  'test/e2e/events/**/*.e2e-spec.ts',
+  'test/e2e/hostile-input/events.e2e-spec.ts',
+  'test/e2e/reference-parity/pet-events.e2e-spec.ts',
+  'test/e2e/typed-client-event-feed.e2e-spec.ts',
+];
+
+/**
+ * Files run this many at once. Most of an e2e file's time is waiting (on PostgreSQL, timers,
+ * child processes, sockets), not CPU, so more files than cores share the machine well
+ * (docs/testing.md, "How vitest runs").
+ */
+const FILES_AT_ONCE = 4;
+
 export default defineConfig({
   // esbuild cannot emit decorator metadata, which Nest's DI and class-validator need.
   plugins: [swc.vite({ module: { type: 'es6' } })],
   test: {
-    include: ['test/**/*.spec.ts', 'test/**/*.e2e-spec.ts'],
     pool: 'forks',
     testTimeout: 20_000,
     hookTimeout: 60_000,
     globalSetup: ['test/support/global-setup.ts'],
+    maxWorkers: FILES_AT_ONCE,
+    // `npm run test:unit` runs the first project, `npm run test:e2e` the other two.
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.spec.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.e2e-spec.ts'],
+          exclude: ALONE,
+          // A worker loads the application once for all its files, not once for each: every file
+          // builds its own app, databases and ports, so they share nothing but the loaded code.
+          isolate: false,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e-alone',
+          include: ALONE,
+          maxWorkers: 1,
+          isolate: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { inject } from 'vitest';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -38,9 +39,9 @@ export async function copyPostgresTestDatabase(original: TestDatabase): Promise<
   return createPostgresTestDatabase(`${source}_copy`, `TEMPLATE ${source}`);
 }
 
-/** CREATE DATABASE `name` on TEST_DATABASE_URL's server, with `options` after the name. */
+/** CREATE DATABASE `name` on this worker's PostgreSQL server, with `options` after the name. */
 async function createPostgresTestDatabase(name: string, options = ''): Promise<TestDatabase> {
-  const adminUrl = process.env.TEST_DATABASE_URL!;
+  const adminUrl = postgresServer();
   await withAdminClient(adminUrl, (client) => client.query(`CREATE DATABASE ${name} ${options}`));
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
@@ -64,4 +65,14 @@ async function withAdminClient(
   } finally {
     await client.end();
   }
+}
+
+/**
+ * This worker's PostgreSQL server: each worker has its own while files run in parallel, so that
+ * no file's transactions hold back another's events (test/support/global-setup.ts).
+ */
+function postgresServer(): string {
+  const servers = inject('postgresServers');
+  const worker = Number(process.env.VITEST_POOL_ID ?? 1);
+  return servers[(worker - 1) % servers.length];
 }
