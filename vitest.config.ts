@@ -2,20 +2,12 @@ import swc from 'unplugin-swc';
 import { defineConfig } from 'vitest/config';
 
 /**
- * Suites that must have the machine or the PostgreSQL server to themselves, run one after another
- * once every other file has finished. The cluster test kills PostgreSQL nodes and holds Patroni's
- * failover to a time line that other files' load would stretch. The others read the event feed
- * right after a write: PostgreSQL serves an event once every transaction on the server that began
- * before it has ended, other databases' included (docs/events.md, "Order"), so files writing
- * beside them would hold their events back.
+ * Suites that must have the machine to themselves, run one after another once every other file
+ * has finished: the cluster test kills PostgreSQL nodes and holds Patroni's failover to a time
+ * line, and the metrics test holds a webhook's retried delivery to a window of its lag histogram;
+ * other files' load on two cores would stretch both.
  */
-const ALONE = [
-  'test/e2e/cluster/**/*.e2e-spec.ts',
-  'test/e2e/events/**/*.e2e-spec.ts',
-  'test/e2e/hostile-input/events.e2e-spec.ts',
-  'test/e2e/reference-parity/pet-events.e2e-spec.ts',
-  'test/e2e/typed-client-event-feed.e2e-spec.ts',
-];
+const ALONE = ['test/e2e/cluster/**/*.e2e-spec.ts', 'test/e2e/metrics.e2e-spec.ts'];
 
 /**
  * Files run this many at once. Most of an e2e file's time is waiting (on PostgreSQL, timers,
