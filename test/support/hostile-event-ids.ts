@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import type { Engine } from './test-database.js';
 
+/** The 400 for an event id in `field` (`after`, `Last-Event-ID`) that this feed never issued. */
+export const refusedEventId = (field: string) => ({
+  code: 'VALIDATION_FAILED',
+  message: `${field} must be the id of an event from this feed`,
+  status: 400,
+});
+
 /** The largest value of a bigint column: the largest part of an event id. */
 export const MAX_BIGINT = 2n ** 63n - 1n;
 

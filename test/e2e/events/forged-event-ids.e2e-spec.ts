@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refusedEventId as refused } from '../../support/hostile-event-ids.js';
 import { startDevServer, type DevServer } from '../../support/processes.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { ENGINES, type Engine } from '../../support/test-database.js';
@@ -12,12 +13,6 @@ const FORGED: Record<Engine, string[]> = {
   sqlite: ['1-1', '3-5', '9223372036854775807-1'],
   postgres: ['0-1', '1-1', '2-7', '4294967296-1', '4294967298-3'],
 };
-
-const refused = (field: string) => ({
-  code: 'VALIDATION_FAILED',
-  message: `${field} must be the id of an event from this feed`,
-  status: 400,
-});
 
 describe.each(ENGINES)('event ids this engine never issues [%s]', (engine) => {
   let t: TestApp;

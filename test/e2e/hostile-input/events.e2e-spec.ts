@@ -12,7 +12,12 @@ import {
   requestFloor,
 } from '../../support/hostile-run.js';
 import { OpenApiDocument } from '../../support/openapi-arbitraries.js';
-import { forgedEventId, issuesTx, MAX_BIGINT } from '../../support/hostile-event-ids.js';
+import {
+  forgedEventId,
+  issuesTx,
+  MAX_BIGINT,
+  refusedEventId as refused,
+} from '../../support/hostile-event-ids.js';
 import { ENGINES, type Engine } from '../../support/test-database.js';
 import {
   RESET_STAGES,
@@ -172,12 +177,6 @@ describe.each(ENGINES)('hostile input to the events feed and stream [%s]', (engi
       },
     );
   });
-});
-
-const refused = (field: string) => ({
-  code: 'VALIDATION_FAILED',
-  message: `${field} must be the id of an event from this feed`,
-  status: 400,
 });
 
 describe.each(ENGINES)('connections reset while a stream opens [%s]', (engine) => {
