@@ -37,7 +37,7 @@ export class EventsService {
    * one whose parts this engine never issues, which its SQL and the comparisons in memory would
    * read differently (docs/events.md, "The stream").
    */
-  positionOf(id: string, field: string): EventPosition {
+  private servedPosition(id: string, field: string): EventPosition {
     const position = positionOf(id);
     if (position === undefined || !this.events.issues(position))
       throw validationFailed(`${field} must be the id of an event from this feed`);
@@ -55,9 +55,9 @@ export class EventsService {
   ): Promise<EventPosition | undefined> {
     const from =
       lastEventId !== undefined
-        ? this.positionOf(lastEventId, 'Last-Event-ID')
+        ? this.servedPosition(lastEventId, 'Last-Event-ID')
         : after !== undefined
-          ? this.positionOf(after, 'after')
+          ? this.servedPosition(after, 'after')
           : undefined;
     if (from) await this.assertRetained(from);
     return from;
@@ -69,7 +69,7 @@ export class EventsService {
    * the check sees that deletion.
    */
   async page({ after, limit = DEFAULT_PAGE_SIZE }: ListEventsQueryDto): Promise<EventPage> {
-    const from = after === undefined ? START : this.positionOf(after, 'after');
+    const from = after === undefined ? START : this.servedPosition(after, 'after');
     const events = await this.events.findPage(from, limit);
     if (after !== undefined) await this.assertRetained(from);
     linkCurrentSpanTo(events.map((event) => event.traceContext));
