@@ -24,6 +24,7 @@ const BUILD_CONFIG = ['package-lock.json', 'scripts/build.mjs', 'scripts/swc-typ
 const EXTERNAL = [
   // Native addons, and the drivers TypeORM loads by name at run time.
   'better-sqlite3',
+  'better-sqlite3-node20',
   'pg',
   'pg-native',
   // @nestjs/typeorm and @nestjs/terminus load TypeORM at run time too; one copy must serve all.

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { betterSqlite3 } from '../../src/database/better-sqlite3.js';
 import { execFile } from 'node:child_process';
 import { request } from 'node:http';
 import { connect } from 'node:net';
@@ -10,6 +10,8 @@ import {
   type DevServer,
   type ServerProcess,
 } from '../support/processes.js';
+
+const Database = betterSqlite3();
 
 describe('the server process (node dist/main.js, as npm start runs it)', () => {
   let dev: DevServer;
