@@ -29,7 +29,8 @@
 // of the two that many times, alternating which goes first.
 // --scenarios names the scenarios to run (default: all of the mode's), e.g. create,patch.
 // --node runs the whole bench (seeding, service, reference) on that node binary instead of the one
-// running npm; better-sqlite3 must be built for its ABI (docs/performance.md, "Running the bench").
+// running npm; on Node 20, better-sqlite3-node20 must be built for it (docs/performance.md,
+// "Running the bench").
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   existsSync,
@@ -743,8 +744,8 @@ function git(...args) {
 
 /**
  * Runs this script again, minus --node, on `node` and exits with its status. The whole run moves,
- * not just the servers: the seeding opens better-sqlite3 in this process (lib/data.mjs), and its
- * binary loads only in the Node it was built for. Children that run `node` by name get it too.
+ * not just the servers: the seeding opens better-sqlite3 in this process (lib/data.mjs), the one
+ * that Node loads (lib/better-sqlite3.mjs). Children that run `node` by name get it too.
  */
 function runUnder(node) {
   if (!existsSync(node)) {

@@ -1,6 +1,6 @@
 // The SQLite side of the reference: the service's own tables (src/database/migrations), opened as
 // the service opens them (WAL, 5 s busy timeout), every statement prepared once at start.
-import Database from 'better-sqlite3';
+import { Database } from '../lib/better-sqlite3.mjs';
 import { petEventRow } from './rules.mjs';
 import { createVerifiedKeys } from './verified-keys.mjs';
 

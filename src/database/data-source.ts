@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from '../config/app-config.js';
+import { betterSqlite3 } from './better-sqlite3.js';
 import { InitialSchema1795219200000 } from './migrations/1795219200000-initial-schema.js';
 import { IdempotencyKeys1795298400000 } from './migrations/1795298400000-idempotency-keys.js';
 import { IdempotencyKeysTable1795400000000 } from './migrations/1795400000000-idempotency-keys-table.js';
@@ -68,6 +69,7 @@ export function dataSourceOptions(
   return {
     ...common,
     type: 'better-sqlite3',
+    driver: betterSqlite3(),
     database: database.path,
     enableWAL: true,
     // How long a writer waits for another process's write lock before SQLITE_BUSY.
