@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AuthModule } from './auth/auth.module.js';
+import { CategoriesModule } from './categories/categories.module.js';
 import { RouteMethods } from './errors/route-methods.js';
 import { AllExceptionsFilter } from './errors/all-exceptions.filter.js';
 import { RequestValidationPipe } from './http/request-validation.pipe.js';
@@ -32,6 +33,7 @@ export class AppModule {
         AuthModule,
         RateLimitModule.forRoot(config),
         PetsModule,
+        CategoriesModule,
         EventsModule,
         WebhooksModule,
         HealthModule,

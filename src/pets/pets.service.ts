@@ -7,7 +7,7 @@ import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
 import type { PetPatchDto } from './dto/pet-patch.dto.js';
 import { createPetRequestHash, IDEMPOTENCY_KEY_TTL_MS } from './idempotency-key.js';
-import { decodeCursor, encodeCursor } from './page-cursor.js';
+import { decodeCursor, encodeCursor } from '../http/page-cursor.js';
 import { PetEntity } from './pet.entity.js';
 import { petEntityTag } from './pet-entity-tag.js';
 import { canTransition, invalidTransition } from './pet-lifecycle.js';

@@ -2,7 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, ValidateBy } from 'class-validator';
 import { expecting } from '../../http/field-messages.js';
 import { PageLimit } from '../../http/page-limit.js';
-import { decodeCursor } from '../page-cursor.js';
+import { decodeCursor } from '../../http/page-cursor.js';
 import {
   ONE_OF_PET_STATUSES,
   PET_STATUS_SCHEMA,
