@@ -14,6 +14,7 @@ import { LeanPetEvents1795900000000 } from './migrations/1795900000000-lean-pet-
 import { Webhooks1796000000000 } from './migrations/1796000000000-webhooks.js';
 import { IdempotencyResponses1796100000000 } from './migrations/1796100000000-idempotency-responses.js';
 import { Categories1796200000000 } from './migrations/1796200000000-categories.js';
+import { PetsByCategory1796300000000 } from './migrations/1796300000000-pets-by-category.js';
 
 /** Any 64-bit constant shared by every replica: serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 7_413_202_611;
@@ -42,6 +43,7 @@ export function dataSourceOptions(
       Webhooks1796000000000,
       IdempotencyResponses1796100000000,
       Categories1796200000000,
+      PetsByCategory1796300000000,
     ],
     migrationsTableName: 'migrations',
     synchronize: false,

@@ -11,6 +11,7 @@ export interface PetPageQuery {
   /** Only pets with a greater id: keyset pagination, so page N costs what page 1 costs. */
   afterId: number;
   status?: PetStatus;
+  categoryId?: number;
   limit: number;
 }
 
@@ -49,12 +50,36 @@ function statements(db: SqlRunner) {
       `SELECT ${PET_COLUMNS} FROM pets p
       WHERE p.status = :status AND p.id > :afterId ORDER BY p.id LIMIT :limit`,
     ),
+    ...categoryPageStatements(db),
     byId: db.statement<{ id: number }>(`SELECT ${PET_COLUMNS} FROM pets p WHERE p.id = :id`),
     lockById: db.lockingStatement<{ id: number }>(
       `SELECT ${PET_COLUMNS} FROM pets p WHERE p.id = :id`,
     ),
     ...changeStatements(db),
     ...claimStatements(db),
+  };
+}
+
+/**
+ * Pages of one category, of one status or all: each walks its index of the migration
+ * "pets-by-category" in id order from the cursor on, so a deep page costs what page 1 does.
+ */
+function categoryPageStatements(db: SqlRunner) {
+  return {
+    pageOfCategory: db.statement<{ categoryId: number; afterId: number; limit: number }>(
+      `SELECT ${PET_COLUMNS} FROM pets p
+      WHERE p.category_id = :categoryId AND p.id > :afterId ORDER BY p.id LIMIT :limit`,
+    ),
+    pageOfCategoryWithStatus: db.statement<{
+      categoryId: number;
+      status: PetStatus;
+      afterId: number;
+      limit: number;
+    }>(
+      `SELECT ${PET_COLUMNS} FROM pets p
+      WHERE p.category_id = :categoryId AND p.status = :status AND p.id > :afterId
+      ORDER BY p.id LIMIT :limit`,
+    ),
   };
 }
 
@@ -189,11 +214,21 @@ export class PetsRepository {
     this.postgres = db.driver.options.type === 'postgres';
   }
 
-  async findPage({ afterId, status, limit }: PetPageQuery): Promise<PetEntity[]> {
-    const rows = status
-      ? await this.db.readStatement(this.sql.pageWithStatus, { status, afterId, limit })
-      : await this.db.readStatement(this.sql.page, { afterId, limit });
+  async findPage({ afterId, status, categoryId, limit }: PetPageQuery): Promise<PetEntity[]> {
+    const rows = await this.readPage({ afterId, status, categoryId, limit });
     return rows.map(toPetEntity);
+  }
+
+  private readPage({ afterId, status, categoryId, limit }: PetPageQuery): Promise<Row[]> {
+    const { page, pageWithStatus, pageOfCategory, pageOfCategoryWithStatus } = this.sql;
+    if (categoryId === undefined) {
+      return status
+        ? this.db.readStatement(pageWithStatus, { status, afterId, limit })
+        : this.db.readStatement(page, { afterId, limit });
+    }
+    return status
+      ? this.db.readStatement(pageOfCategoryWithStatus, { categoryId, status, afterId, limit })
+      : this.db.readStatement(pageOfCategory, { categoryId, afterId, limit });
   }
 
   async findById(id: number): Promise<PetEntity | null> {

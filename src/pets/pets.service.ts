@@ -49,10 +49,15 @@ export class PetsService {
     private readonly clock: Clock,
   ) {}
 
-  async list({ limit = DEFAULT_PAGE_SIZE, status, cursor }: ListPetsQueryDto): Promise<PetPage> {
+  async list({
+    limit = DEFAULT_PAGE_SIZE,
+    status,
+    categoryId,
+    cursor,
+  }: ListPetsQueryDto): Promise<PetPage> {
     const afterId = cursor === undefined ? 0 : decodeCursor(cursor)!;
     // One row more than asked says whether a next page exists without a count query.
-    const rows = await this.pets.findPage({ afterId, status, limit: limit + 1 });
+    const rows = await this.pets.findPage({ afterId, status, categoryId, limit: limit + 1 });
     const pets = rows.slice(0, limit).map(toPetDto);
     if (rows.length <= limit) return { pets };
     return {
@@ -60,6 +65,7 @@ export class PetsService {
       next: {
         limit: String(limit),
         ...(status && { status }),
+        ...(categoryId !== undefined && { categoryId: String(categoryId) }),
         cursor: encodeCursor(pets[pets.length - 1].id),
       },
     };

@@ -604,6 +604,8 @@ export interface operations {
         limit?: number;
         /** @description Restricts results to animals with that availability status. */
         status?: components['schemas']['PetStatus'];
+        /** @description Restricts results to animals of that category (with `status`, to those that match both). */
+        categoryId?: number;
         /** @description Opaque position in the list. Do not build it: follow the `Link: <…>; rel="next"` header of the previous page. */
         cursor?: string;
       };
