@@ -15,6 +15,7 @@ import { Webhooks1796000000000 } from './migrations/1796000000000-webhooks.js';
 import { IdempotencyResponses1796100000000 } from './migrations/1796100000000-idempotency-responses.js';
 import { Categories1796200000000 } from './migrations/1796200000000-categories.js';
 import { PetsByCategory1796300000000 } from './migrations/1796300000000-pets-by-category.js';
+import { PetHolds1796400000000 } from './migrations/1796400000000-pet-holds.js';
 
 /** Any 64-bit constant shared by every replica: serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 7_413_202_611;
@@ -44,6 +45,7 @@ export function dataSourceOptions(
       IdempotencyResponses1796100000000,
       Categories1796200000000,
       PetsByCategory1796300000000,
+      PetHolds1796400000000,
     ],
     migrationsTableName: 'migrations',
     synchronize: false,

@@ -57,6 +57,17 @@ function statements(db: SqlRunner) {
     ),
     ...changeStatements(db),
     ...claimStatements(db),
+    ...deleteStatements(db),
+  };
+}
+
+/** deletePet's statements: the hold it checks, and the pet it removes. */
+function deleteStatements(db: SqlRunner) {
+  return {
+    held: db.statement<{ id: number }>('SELECT h.pet_id FROM pet_holds h WHERE h.pet_id = :id'),
+    delete: db.statement<{ id: number; revision: number }>(
+      'DELETE FROM pets WHERE id = :id AND revision = :revision RETURNING id',
+    ),
   };
 }
 
@@ -355,6 +366,36 @@ export class PetsRepository {
       insertEvent.values({ ...eventValues, type: 'pet.updated', petId: pet.id }),
     );
     return { ...pet, revision: Number(row.revision) };
+  }
+
+  /**
+   * Whether an open order holds the pet (pet_holds, migration "pet-holds"). Read inside the
+   * transaction that locked the pet: opening an order locks it too, so neither interleaves.
+   */
+  async isHeld(transaction: SqlTransaction, id: number): Promise<boolean> {
+    const { held } = this.sql;
+    return (await transaction.query(held.text, held.values({ id }))).length > 0;
+  }
+
+  /**
+   * Removes the pet, which `transaction` locked at its revision, and writes its pet.deleted event
+   * with the pet as it was. Its id is never given again: the identity on PostgreSQL and
+   * AUTOINCREMENT on SQLite only count up.
+   */
+  async delete(transaction: SqlTransaction, pet: PetEntity, event: PetEventRecord): Promise<void> {
+    const { delete: remove, insertEvent } = this.sql;
+    const [row] = await transaction.query(remove.text, remove.values(pet));
+    if (!row) throw new Error(`Pet ${pet.id} changed while its row was locked`);
+    await transaction.query(
+      insertEvent.text,
+      insertEvent.values({
+        ...eventParameters(event),
+        type: 'pet.deleted',
+        petId: pet.id,
+        pet: petJson(pet),
+        previous: null,
+      }),
+    );
   }
 
   /**

@@ -49,7 +49,13 @@ export interface paths {
     get: operations['getPet'];
     put?: never;
     post?: never;
-    delete?: never;
+    /**
+     * Remove an animal
+     * @description Removes an animal, e.g. one entered by mistake. Afterwards getPet, updatePet and deletePet answer 404 for it, listPets never shows it, and its id is never given to another animal. Send the ETag you read in `If-Match` to remove it only if nobody changed it since (412 otherwise). An animal held by an open order cannot be removed (409 `PET_HELD`). Refusals come in this order: 401, 403, 400, 404, 412, 409.
+     *
+     *     Needs an API key with the scope `pets:write`.
+     */
+    delete: operations['deletePet'];
     options?: never;
     head?: never;
     /**
@@ -962,6 +968,125 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description Seconds until the window resets. */
           'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request is accepted. */
+          'Retry-After'?: number;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `INTERNAL_ERROR`: An unexpected error; nothing about it is exposed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `SERVICE_UNAVAILABLE`: The database is unreachable; retry later. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  deletePet: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The `ETag` of the pet as you read it (a list of them, or `*`): the pet is removed only if it still has it, otherwise 412. Compared strongly: a weak tag (`W/"…"`) never matches. */
+        'If-Match'?: string;
+      };
+      path: {
+        /** @description The identifier of the animal. */
+        petId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The animal is removed. */
+      204: {
+        headers: {
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `NOT_FOUND`: No pet, category or webhook with that id (a deleted pet included), or no such route. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `PET_HELD`: an open order holds the animal. Nothing was changed. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet or category: it changed (or was deleted) since it was read. Nothing was changed. */
+      412: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
