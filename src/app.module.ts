@@ -12,6 +12,7 @@ import { DatabaseModule } from './database/database.module.js';
 import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { HttpModule } from './http/http.module.js';
+import { InventoryModule } from './inventory/inventory.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { RouteTable } from './http/route-table.js';
 import { PetsModule } from './pets/pets.module.js';
@@ -34,6 +35,7 @@ export class AppModule {
         RateLimitModule.forRoot(config),
         PetsModule,
         CategoriesModule,
+        InventoryModule,
         EventsModule,
         WebhooksModule,
         HealthModule,

@@ -16,6 +16,7 @@ import { IdempotencyResponses1796100000000 } from './migrations/1796100000000-id
 import { Categories1796200000000 } from './migrations/1796200000000-categories.js';
 import { PetsByCategory1796300000000 } from './migrations/1796300000000-pets-by-category.js';
 import { PetHolds1796400000000 } from './migrations/1796400000000-pet-holds.js';
+import { PetCounts1796500000000 } from './migrations/1796500000000-pet-counts.js';
 
 /** Any 64-bit constant shared by every replica: serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 7_413_202_611;
@@ -46,6 +47,7 @@ export function dataSourceOptions(
       Categories1796200000000,
       PetsByCategory1796300000000,
       PetHolds1796400000000,
+      PetCounts1796500000000,
     ],
     migrationsTableName: 'migrations',
     synchronize: false,

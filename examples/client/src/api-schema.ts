@@ -132,6 +132,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/inventory': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Count the animals by status
+     * @description How many animals are available, pending, sold and without a status, and all of them, in the store or in one category. Exact: once changes stop, the counts equal what listing every animal gives, whichever instance answers; reading them costs the same however many animals there are.
+     *
+     *     Needs an API key with the scope `pets:read`.
+     */
+    get: operations['getInventory'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/events': {
     parameters: {
       query?: never;
@@ -364,6 +386,39 @@ export interface components {
        * @example Dogs
        */
       name: string;
+    };
+    /** @description How many animals there are by status, in the store or in one category: exactly what listing every animal gives. */
+    Inventory: {
+      /**
+       * Format: int64
+       * @description Animals with status `available`.
+       * @example 12
+       */
+      available: number;
+      /**
+       * Format: int64
+       * @description Animals with status `pending`.
+       * @example 3
+       */
+      pending: number;
+      /**
+       * Format: int64
+       * @description Animals with status `sold`.
+       * @example 40
+       */
+      sold: number;
+      /**
+       * Format: int64
+       * @description Animals without a status.
+       * @example 1
+       */
+      unspecified: number;
+      /**
+       * Format: int64
+       * @description All of them: the sum of the four.
+       * @example 56
+       */
+      total: number;
     };
     /**
      * @description What happened.
@@ -1742,6 +1797,97 @@ export interface operations {
       };
       /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet or category: it changed (or was deleted) since it was read. Nothing was changed. */
       412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request is accepted. */
+          'Retry-After'?: number;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `INTERNAL_ERROR`: An unexpected error; nothing about it is exposed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `SERVICE_UNAVAILABLE`: The database is unreachable; retry later. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getInventory: {
+    parameters: {
+      query?: {
+        /** @description Counts only the animals of that category. */
+        categoryId?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The counts. */
+      200: {
+        headers: {
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Inventory'];
+        };
+      };
+      /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
         headers: {
           [name: string]: unknown;
         };
