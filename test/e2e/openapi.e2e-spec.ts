@@ -384,7 +384,7 @@ describe('OpenAPI document', () => {
     }
   });
 
-  it('describes a webhook delivery as the petEvent callback of createWebhook: a signed PetEvent POSTed to the url', () => {
+  it('describes a webhook delivery as the petEvent callback of createWebhook: a signed PetEvent or CategoryEvent POSTed to the url', () => {
     const op = doc.paths['/webhooks'].post;
     expect(Object.keys(op.callbacks)).toEqual(['petEvent']);
     expect(Object.keys(op.callbacks.petEvent)).toEqual(['{$request.body#/url}']);
@@ -396,7 +396,10 @@ describe('OpenAPI document', () => {
     expect(post.requestBody.required).toBe(true);
     expect(Object.keys(post.requestBody.content)).toEqual(['application/json']);
     const body = post.requestBody.content['application/json'];
-    expect(body.schema).toEqual({ $ref: '#/components/schemas/PetEvent' });
+    expect(body.schema.oneOf).toEqual([
+      { $ref: '#/components/schemas/PetEvent' },
+      { $ref: '#/components/schemas/CategoryEvent' },
+    ]);
     expect(Object.keys(body.example)).toEqual(
       Object.keys(doc.components.schemas.PetEvent.properties),
     );

@@ -163,7 +163,7 @@ export interface paths {
     };
     /**
      * Follow the changes
-     * @description The change feed: every committed change of a pet, oldest first, in the one order of events. Every answer has `Link: <…>; rel="next"`, the position after the last event served (or the same position when there was none), so a follower requests that link, now or later, forever, and sees every event exactly once, in order, whichever instance answers.
+     * @description The change feed: every committed change of a pet or of a category name, oldest first, in the one order of events. Every answer has `Link: <…>; rel="next"`, the position after the last event served (or the same position when there was none), so a follower requests that link, now or later, forever, and sees every event exactly once, in order, whichever instance answers.
      *
      *     Needs an API key with the scope `pets:read`.
      */
@@ -215,7 +215,7 @@ export interface paths {
     put?: never;
     /**
      * Subscribe a URL to the changes
-     * @description Subscribes a URL to the changes committed from now on: each event (the PetEvent of listEvents) is POSTed to it, signed as Standard Webhooks 1.0 describes (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried until the receiver answers 2xx or the retry schedule ends, in event order while the receiver succeeds (the `petEvent` callback describes a delivery). The answer carries the signing secret: the only time it is shown.
+     * @description Subscribes a URL to the changes committed from now on: each event (a PetEvent or CategoryEvent of listEvents) is POSTed to it, signed as Standard Webhooks 1.0 describes (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried until the receiver answers 2xx or the retry schedule ends, in event order while the receiver succeeds (the `petEvent` callback describes a delivery). The answer carries the signing secret: the only time it is shown.
      *
      *     Needs an API key with the scope `webhooks:manage`.
      */
@@ -429,7 +429,7 @@ export interface components {
     PetEventData: {
       /** @description The pet after the change. */
       pet: components['schemas']['Pet'];
-      /** @description pet.updated only: the changed members before the change. */
+      /** @description pet.updated only: the changed members before the change. pet.deleted carries the pet as it was, and no previous. */
       previous?: components['schemas']['PetChange'];
     };
     /** @description A committed change of a pet. Events have one order, the order of their commits; the feed and the stream serve them in it. */
@@ -439,8 +439,11 @@ export interface components {
        * @example 7301-42
        */
       id: string;
-      /** @description What happened. */
-      type: components['schemas']['PetEventType'];
+      /**
+       * @description What happened. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      type: 'pet.created' | 'pet.updated' | 'pet.deleted';
       /**
        * Format: date-time
        * @description When the change was made: RFC 3339, UTC, with milliseconds.
@@ -448,6 +451,46 @@ export interface components {
        */
       timestamp: string;
       data: components['schemas']['PetEventData'];
+    };
+    /**
+     * @description What happened.
+     * @enum {string}
+     */
+    CategoryEventType: 'category.updated' | 'category.deleted';
+    /** @description A category's name before the change. */
+    CategoryNameChange: {
+      /**
+       * @description The name before the change.
+       * @example Dogs
+       */
+      name: string;
+    };
+    /** @description What changed. */
+    CategoryEventData: {
+      /** @description category.updated: the Category after the change; category.deleted: the Category as it was. */
+      category: components['schemas']['Category'];
+      /** @description category.updated of a category that had a name: that name. */
+      previous?: components['schemas']['CategoryNameChange'];
+    };
+    /** @description A committed change of a category's name, in the same one order as the events of pets. */
+    CategoryEvent: {
+      /**
+       * @description Opaque id, at most 64 characters of `A-Za-z0-9_-`: the feed cursor (`after`), the stream `id:` line and `Last-Event-ID`.
+       * @example 7301-42
+       */
+      id: string;
+      /**
+       * @description What happened. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      type: 'category.updated' | 'category.deleted';
+      /**
+       * Format: date-time
+       * @description When the change was made: RFC 3339, UTC, with milliseconds.
+       * @example 2026-11-25T18:04:05.123Z
+       */
+      timestamp: string;
+      data: components['schemas']['CategoryEventData'];
     };
     /** @description A webhook to create. */
     NewWebhook: {
@@ -1960,7 +2003,9 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['PetEvent'][];
+          'application/json': (
+            components['schemas']['PetEvent'] | components['schemas']['CategoryEvent']
+          )[];
         };
       };
       /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
@@ -2051,7 +2096,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description A `text/event-stream` that stays open: each event as `id:`, `event:` (its type) and `data:` (the PetEvent JSON) lines, and comment lines (`: keep-alive`) at least every 15 s. A stream whose key is no longer accepted ends with `event: key.refused` and `data:` (the Error body), without `id:`. */
+      /** @description A `text/event-stream` that stays open: each event as `id:`, `event:` (its type) and `data:` (the event JSON: a PetEvent or a CategoryEvent) lines, and comment lines (`: keep-alive`) at least every 15 s. A stream whose key is no longer accepted ends with `event: key.refused` and `data:` (the Error body), without `id:`. */
       200: {
         headers: {
           /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
