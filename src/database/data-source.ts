@@ -17,6 +17,7 @@ import { Categories1796200000000 } from './migrations/1796200000000-categories.j
 import { PetsByCategory1796300000000 } from './migrations/1796300000000-pets-by-category.js';
 import { PetHolds1796400000000 } from './migrations/1796400000000-pet-holds.js';
 import { PetCounts1796500000000 } from './migrations/1796500000000-pet-counts.js';
+import { ClaimsOutlivePets1796600000000 } from './migrations/1796600000000-claims-outlive-pets.js';
 
 /** Any 64-bit constant shared by every replica: serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 7_413_202_611;
@@ -48,6 +49,7 @@ export function dataSourceOptions(
       PetsByCategory1796300000000,
       PetHolds1796400000000,
       PetCounts1796500000000,
+      ClaimsOutlivePets1796600000000,
     ],
     migrationsTableName: 'migrations',
     synchronize: false,

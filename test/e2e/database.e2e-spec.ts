@@ -62,6 +62,7 @@ describe.skipIf(!ENGINES.includes('postgres'))('replicas on one database [postgr
         { name: 'PetsByCategory1796300000000' },
         { name: 'PetHolds1796400000000' },
         { name: 'PetCounts1796500000000' },
+        { name: 'ClaimsOutlivePets1796600000000' },
       ]);
     } finally {
       await Promise.all(replicas.map((replica) => replica.close()));

@@ -65,6 +65,20 @@ describe.each(ENGINES)('DELETE /v1/pets/{petId} (deletePet) [%s]', (engine) => {
     ]);
   });
 
+  it('deletes a pet created with an Idempotency-Key; a retry of that create still gets its first answer', async () => {
+    const headers = { 'idempotency-key': 'order-1' };
+    const body = { name: 'Bella', categoryId: 2 };
+    const first = await t.request('POST', '/v1/pets', { body, headers });
+
+    expect((await remove(first.json().id)).statusCode).toBe(204);
+
+    const retry = await t.request('POST', '/v1/pets', { body, headers });
+    expect(retry.statusCode).toBe(201);
+    expect(retry.body).toBe(first.body);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(await storedPets(t)).toEqual([]);
+  });
+
   it('never gives a deleted id again, not even the highest one', async () => {
     await createPet(t, { name: 'a', categoryId: 1 });
     const last = await createPet(t, { name: 'b', categoryId: 1 });
