@@ -660,7 +660,7 @@ function defineScenarios({ rows, key, scale, streams, patchPool }) {
     name: 'deep',
     request: { method: 'GET', path: `/v1/pets?limit=20&cursor=${deepCursor}`, headers },
   };
-  if (scale) return [list, deep];
+  if (scale) return [list, deep, ...catalogueReads({ rows, headers })];
   const get = { method: 'GET', path: '/v1/pets/{id}', maxId: rows };
   // The reads a client makes while others hold streams open.
   if (streams) return [list, { name: 'get', request: { ...get, headers } }];
@@ -699,6 +699,29 @@ function defineScenarios({ rows, key, scale, streams, patchPool }) {
         },
       },
     },
+  ];
+}
+
+/**
+ * --scale's reads of the catalogue (docs/api-design.md, "The catalogue"): one category's page, the
+ * same with a status, the category's deep page, and the inventory. Seeded pet i is in category
+ * 1 + i % 100 with status i % 4, so category 7 holds every hundredth pet, all `sold`.
+ */
+function catalogueReads({ rows, headers }) {
+  const category = '/v1/pets?limit=20&categoryId=7';
+  // 25 pets of the category after it: a full page with a next link, near the end of the table.
+  const deepCursor = Buffer.from(`after:${rows - 2500}`).toString('base64url');
+  return [
+    { name: 'category', request: { method: 'GET', path: category, headers } },
+    {
+      name: 'categoryStatus',
+      request: { method: 'GET', path: `${category}&status=sold`, headers },
+    },
+    {
+      name: 'categoryDeep',
+      request: { method: 'GET', path: `${category}&cursor=${deepCursor}`, headers },
+    },
+    { name: 'inventory', request: { method: 'GET', path: '/v1/inventory', headers } },
   ];
 }
 

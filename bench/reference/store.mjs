@@ -30,6 +30,8 @@ export function openStore(path) {
   const insertEvent = db.prepare(
     'INSERT INTO pet_events (type, occurred_at, pet_id, pet, previous) VALUES (?, ?, ?, ?, ?)',
   );
+  const held = db.prepare('SELECT pet_id FROM pet_holds WHERE pet_id = ?').pluck();
+  const remove = db.prepare('DELETE FROM pets WHERE id = ?');
   const keyByPrefix = db.prepare(
     'SELECT key_hash, revoked_at, scopes FROM api_keys WHERE prefix = ?',
   );
@@ -48,6 +50,14 @@ export function openStore(path) {
     next[4] = update.get(next[1], next[2], next[3], id);
     insertEvent.run(petEventRow('pet.updated', next, row));
     return next;
+  });
+  const removal = db.transaction((id, refuse) => {
+    const row = byId.get(id);
+    const refusal = refuse(row, row !== undefined && held.get(id) !== undefined);
+    if (refusal !== undefined) return refusal;
+    remove.run(id);
+    insertEvent.run(petEventRow('pet.deleted', row));
+    return undefined;
   });
   const create = db.transaction((name, categoryId, status) => {
     const id = Number(insert.run(name, categoryId, status).lastInsertRowid);
@@ -70,6 +80,12 @@ export function openStore(path) {
      * A stored row writes its pet.updated event in the same transaction; the others write nothing.
      */
     update: (id, decide) => change.immediate(id, decide),
+    /**
+     * deletePet's transaction (src/pets/pets.service.ts delete): `refuse` gets the pet's row, or
+     * undefined, and whether an order holds it, and returns a refusal or undefined; without one
+     * the pet goes with its pet.deleted event. The refusal, or undefined, comes back.
+     */
+    remove: (id, refuse) => removal.immediate(id, refuse),
     ping: () => ping.get(),
     close: () => db.close(),
 

@@ -14,6 +14,11 @@ import { PetEvents1795800000000 } from './migrations/1795800000000-pet-events.js
 import { LeanPetEvents1795900000000 } from './migrations/1795900000000-lean-pet-events.js';
 import { Webhooks1796000000000 } from './migrations/1796000000000-webhooks.js';
 import { IdempotencyResponses1796100000000 } from './migrations/1796100000000-idempotency-responses.js';
+import { Categories1796200000000 } from './migrations/1796200000000-categories.js';
+import { PetsByCategory1796300000000 } from './migrations/1796300000000-pets-by-category.js';
+import { PetHolds1796400000000 } from './migrations/1796400000000-pet-holds.js';
+import { PetCounts1796500000000 } from './migrations/1796500000000-pet-counts.js';
+import { ClaimsOutlivePets1796600000000 } from './migrations/1796600000000-claims-outlive-pets.js';
 
 /** Any 64-bit constant shared by every replica: serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 7_413_202_611;
@@ -41,6 +46,11 @@ export function dataSourceOptions(
       LeanPetEvents1795900000000,
       Webhooks1796000000000,
       IdempotencyResponses1796100000000,
+      Categories1796200000000,
+      PetsByCategory1796300000000,
+      PetHolds1796400000000,
+      PetCounts1796500000000,
+      ClaimsOutlivePets1796600000000,
     ],
     migrationsTableName: 'migrations',
     synchronize: false,

@@ -1,7 +1,20 @@
-/** The kinds of event (docs/events.md, "Events"). */
-export const PET_EVENT_TYPES = ['pet.created', 'pet.updated'] as const;
+/** The kinds of event about a pet (docs/events.md, "Events"). */
+export const PET_EVENT_TYPES = ['pet.created', 'pet.updated', 'pet.deleted'] as const;
+
+/** The kinds of event about a category's name (docs/api-design.md, "The catalogue"). */
+export const CATEGORY_EVENT_TYPES = ['category.updated', 'category.deleted'] as const;
+
+/** Every kind of event, in the order webhook filters list them. */
+export const EVENT_TYPES = [...PET_EVENT_TYPES, ...CATEGORY_EVENT_TYPES] as const;
 
 export type PetEventType = (typeof PET_EVENT_TYPES)[number];
+export type CategoryEventType = (typeof CATEGORY_EVENT_TYPES)[number];
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The member of an event's `data` that holds what changed: `pet` or `category`. */
+export function subjectOf(type: EventType): 'pet' | 'category' {
+  return (CATEGORY_EVENT_TYPES as readonly string[]).includes(type) ? 'category' : 'pet';
+}
 
 /** A pet's members as events carry them, the Pet of the API; a null status is left out. */
 export interface EventPet {

@@ -7,10 +7,10 @@ import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
 import type { PetPatchDto } from './dto/pet-patch.dto.js';
 import { createPetRequestHash, IDEMPOTENCY_KEY_TTL_MS } from './idempotency-key.js';
-import { decodeCursor, encodeCursor } from './page-cursor.js';
+import { decodeCursor, encodeCursor } from '../http/page-cursor.js';
 import { PetEntity } from './pet.entity.js';
 import { petEntityTag } from './pet-entity-tag.js';
-import { canTransition, invalidTransition } from './pet-lifecycle.js';
+import { canTransition, invalidTransition, petHeld } from './pet-lifecycle.js';
 import {
   type NewPetRow,
   type PetFields,
@@ -49,10 +49,15 @@ export class PetsService {
     private readonly clock: Clock,
   ) {}
 
-  async list({ limit = DEFAULT_PAGE_SIZE, status, cursor }: ListPetsQueryDto): Promise<PetPage> {
+  async list({
+    limit = DEFAULT_PAGE_SIZE,
+    status,
+    categoryId,
+    cursor,
+  }: ListPetsQueryDto): Promise<PetPage> {
     const afterId = cursor === undefined ? 0 : decodeCursor(cursor)!;
     // One row more than asked says whether a next page exists without a count query.
-    const rows = await this.pets.findPage({ afterId, status, limit: limit + 1 });
+    const rows = await this.pets.findPage({ afterId, status, categoryId, limit: limit + 1 });
     const pets = rows.slice(0, limit).map(toPetDto);
     if (rows.length <= limit) return { pets };
     return {
@@ -60,6 +65,7 @@ export class PetsService {
       next: {
         limit: String(limit),
         ...(status && { status }),
+        ...(categoryId !== undefined && { categoryId: String(categoryId) }),
         cursor: encodeCursor(pets[pets.length - 1].id),
       },
     };
@@ -181,6 +187,22 @@ export class PetsService {
     return tagged(pet);
   }
 
+  /**
+   * Removes the pet (docs/api-design.md, "The catalogue"): its row locked, then the checks in the
+   * documented order, 404, 412, 409, and the deletion with its pet.deleted event in the same
+   * transaction.
+   */
+  async delete(id: number, ifMatch: IfMatch | undefined): Promise<void> {
+    await this.pets.transaction(async (transaction) => {
+      const current = await this.pets.lockById(transaction, id);
+      if (!current) throw notFound(`No pet with id ${id}`);
+      checkIfMatch(current, ifMatch);
+      if (await this.pets.isHeld(transaction, id)) throw petHeld(id);
+      await this.pets.delete(transaction, current, this.eventRecord());
+    });
+    this.events.committed('pet.deleted');
+  }
+
   private changeRecord(current: PetEntity, next: PetFields): PetEventRecord {
     return this.eventRecord(previousFields(current, next));
   }
@@ -195,12 +217,7 @@ function patched(
   patch: PetPatchDto,
   ifMatch: IfMatch | undefined,
 ): PetFields | undefined {
-  if (!ifMatchAllows(ifMatch, etagOf(current))) {
-    throw new ApiError(
-      'PRECONDITION_FAILED',
-      `If-Match does not match the current ETag of pet ${current.id}: read the pet again, then retry`,
-    );
-  }
+  checkIfMatch(current, ifMatch);
   if (patch.status !== undefined && !canTransition(current.status, patch.status)) {
     throw invalidTransition(current.id, current.status, patch.status);
   }
@@ -211,6 +228,16 @@ function patched(
     status: patch.status ?? current.status,
   };
   return sameFields(current, next) ? undefined : next;
+}
+
+/** 412 unless If-Match is absent or names the pet's current ETag. */
+function checkIfMatch(current: PetEntity, ifMatch: IfMatch | undefined): void {
+  if (!ifMatchAllows(ifMatch, etagOf(current))) {
+    throw new ApiError(
+      'PRECONDITION_FAILED',
+      `If-Match does not match the current ETag of pet ${current.id}: read the pet again, then retry`,
+    );
+  }
 }
 
 /** Thrown inside the claim's transaction to roll the pet back when the key is already taken. */

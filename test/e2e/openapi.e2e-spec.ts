@@ -33,7 +33,7 @@ describe('OpenAPI document', () => {
     ]);
   });
 
-  it('has the three operations of the seed, updatePet, the events and the webhooks, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
+  it('has the three operations of the seed, updatePet, the catalogue, the events and the webhooks, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item as Json).map(([method, op]): Json => ({ path, method, ...(op as Json) })),
     );
@@ -46,6 +46,12 @@ describe('OpenAPI document', () => {
       'createPet POST /pets',
       'getPet GET /pets/{petId}',
       'updatePet PATCH /pets/{petId}',
+      'deletePet DELETE /pets/{petId}',
+      'listCategories GET /categories',
+      'getCategory GET /categories/{categoryId}',
+      'putCategory PUT /categories/{categoryId}',
+      'deleteCategory DELETE /categories/{categoryId}',
+      'getInventory GET /inventory',
       'listEvents GET /events',
       'streamEvents GET /events/stream',
       'createWebhook POST /webhooks',
@@ -59,6 +65,12 @@ describe('OpenAPI document', () => {
       createPet: 'pets:write',
       getPet: 'pets:read',
       updatePet: 'pets:write',
+      deletePet: 'pets:write',
+      listCategories: 'pets:read',
+      getCategory: 'pets:read',
+      putCategory: 'pets:write',
+      deleteCategory: 'pets:write',
+      getInventory: 'pets:read',
       listEvents: 'pets:read',
       streamEvents: 'pets:read',
       createWebhook: 'webhooks:manage',
@@ -68,7 +80,7 @@ describe('OpenAPI document', () => {
       rotateWebhookSecret: 'webhooks:manage',
     };
     for (const op of operations) {
-      expect(op.tags).toEqual([/^\/(events|webhooks)/.exec(op.path)?.[1] ?? 'animals']);
+      expect(op.tags).toEqual([/^\/(categories|events|webhooks)/.exec(op.path)?.[1] ?? 'animals']);
       // OpenAPI 3.0 lists scopes in a requirement only for OAuth2 and OpenID Connect schemes.
       expect(op.security).toEqual([{ bearerAuth: [] }]);
       expect(op['x-required-scopes']).toEqual([scopes[op.operationId]]);
@@ -372,7 +384,7 @@ describe('OpenAPI document', () => {
     }
   });
 
-  it('describes a webhook delivery as the petEvent callback of createWebhook: a signed PetEvent POSTed to the url', () => {
+  it('describes a webhook delivery as the petEvent callback of createWebhook: a signed PetEvent or CategoryEvent POSTed to the url', () => {
     const op = doc.paths['/webhooks'].post;
     expect(Object.keys(op.callbacks)).toEqual(['petEvent']);
     expect(Object.keys(op.callbacks.petEvent)).toEqual(['{$request.body#/url}']);
@@ -384,7 +396,10 @@ describe('OpenAPI document', () => {
     expect(post.requestBody.required).toBe(true);
     expect(Object.keys(post.requestBody.content)).toEqual(['application/json']);
     const body = post.requestBody.content['application/json'];
-    expect(body.schema).toEqual({ $ref: '#/components/schemas/PetEvent' });
+    expect(body.schema.oneOf).toEqual([
+      { $ref: '#/components/schemas/PetEvent' },
+      { $ref: '#/components/schemas/CategoryEvent' },
+    ]);
     expect(Object.keys(body.example)).toEqual(
       Object.keys(doc.components.schemas.PetEvent.properties),
     );
@@ -498,6 +513,8 @@ describe('OpenAPI document', () => {
       'NOT_FOUND',
       'METHOD_NOT_ALLOWED',
       'INVALID_TRANSITION',
+      'PET_HELD',
+      'CATEGORY_NAME_TAKEN',
       'WEBHOOK_LIMIT_REACHED',
       'GONE',
       'CURSOR_EXPIRED',

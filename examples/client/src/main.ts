@@ -1,7 +1,9 @@
-// Runs the example against a running service; as `follow <cursor-file>`, follows its change feed
-// until SIGINT or SIGTERM; as `webhooks …`, manages the webhooks. ANIMAL_STORE_API_KEY is required;
+// Runs the example against a running service; as `catalogue`, names a category, lists it and
+// counts the stock; as `follow <cursor-file>`, follows its change feed until SIGINT or SIGTERM;
+// as `webhooks …`, manages the webhooks. ANIMAL_STORE_API_KEY is required;
 // ANIMAL_STORE_URL defaults to the local server that `npm start` runs.
-import { CursorExpiredError, followEvents, type PetEvent } from './event-feed.js';
+import { runCatalogueExample } from './catalogue.js';
+import { CursorExpiredError, followEvents, type StoreEvent } from './event-feed.js';
 import {
   AnimalStoreError,
   createAnimalStoreClient,
@@ -14,7 +16,7 @@ import { runWebhookCommand, WEBHOOK_USAGE } from './webhooks.js';
 
 const DEFAULT_URL = 'http://127.0.0.1:3000/v1';
 const COMMAND = 'npm run client:example';
-const USAGE = ['', 'follow <cursor-file>', ...WEBHOOK_USAGE]
+const USAGE = ['', 'catalogue', 'follow <cursor-file>', ...WEBHOOK_USAGE]
   .map((form) => `Usage: ${form === '' ? COMMAND : `${COMMAND} -- ${form}`}`)
   .join('\n');
 
@@ -31,6 +33,8 @@ const [command, ...args] = process.argv.slice(2);
 try {
   if (command === undefined) {
     await runExample({ baseUrl, apiKey, log: (line) => console.log(line) });
+  } else if (command === 'catalogue' && args.length === 0) {
+    await runCatalogueExample({ baseUrl, apiKey, log: (line) => console.log(line) });
   } else if (command === 'follow' && args.length === 1) {
     await followToConsole(createAnimalStoreClient(baseUrl, apiKey), args[0]);
   } else if (command === 'webhooks') {
@@ -62,6 +66,8 @@ async function followToConsole(client: AnimalStoreClient, file: string): Promise
   });
 }
 
-function describeEvent({ id, type, data }: PetEvent): string {
-  return `${id} ${type} ${describePet(data.pet)}`;
+function describeEvent({ id, type, data }: StoreEvent): string {
+  const subject =
+    'pet' in data ? describePet(data.pet) : `category ${data.category.id} "${data.category.name}"`;
+  return `${id} ${type} ${subject}`;
 }
