@@ -3,9 +3,11 @@ import type { Reflector } from '@nestjs/core';
 import { ApiExtension, ApiSecurity } from '@nestjs/swagger';
 import { ApiError } from '../errors/api-error.js';
 import { ApiErrorResponses } from '../errors/api-error-responses.js';
+import { routeMetadata } from '../http/route-metadata.js';
 import type { Scope } from './scopes.js';
 
 const REQUIRED_SCOPE_KEY = 'requiredScope';
+const scopeMark = routeMetadata<Scope>(REQUIRED_SCOPE_KEY);
 
 /** The security scheme every operation names (src/docs/openapi.ts). */
 export const BEARER_SCHEME = 'bearerAuth';
@@ -30,10 +32,7 @@ export const RequireScope = (scope: Scope) =>
 
 /** The scope the handler, or else its controller, was declared with; undefined when none was. */
 export function requiredScope(reflector: Reflector, context: ExecutionContext): Scope | undefined {
-  return reflector.getAllAndOverride<Scope | undefined>(REQUIRED_SCOPE_KEY, [
-    context.getHandler(),
-    context.getClass(),
-  ]);
+  return scopeMark(reflector, context);
 }
 
 /** The 403 of a key without the scope an operation needs. */

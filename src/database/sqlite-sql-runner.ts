@@ -3,6 +3,13 @@ import type { DataSource } from 'typeorm';
 import { sqliteConnectionOf } from './data-source.js';
 import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
 
+/**
+ * WAL pages after which a COMMIT copies the WAL into the database file (SQLite's default: 1,000).
+ * That checkpoint's fsyncs stall the event loop for 3–140 ms whatever its size, so under writes
+ * fewer of them make fewer slow answers (docs/performance.md, "SQLite checkpoints").
+ */
+const CHECKPOINT_PAGES = 4_000;
+
 /** The SQLite transaction that the units of work of one turn of the event loop share. */
 interface CommitGroup {
   /** Settles when the group's COMMIT ran: resolved when it committed, rejected when not. */
@@ -38,6 +45,7 @@ export class SqliteSqlRunner extends SqlRunner {
   constructor(dataSource: DataSource) {
     super(dataSource.driver);
     this.connection = sqliteConnectionOf(dataSource);
+    this.connection.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
   }
 
   read(sql: string, params: unknown[]): Promise<Row[]> {

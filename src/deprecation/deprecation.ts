@@ -12,6 +12,7 @@ import { ApiError } from '../errors/api-error.js';
 import type { FastifyRequest } from 'fastify';
 import { ApiKeyUsage } from '../auth/api-key-usage.js';
 import { principalOf } from '../auth/principal.js';
+import { routeMetadata } from '../http/route-metadata.js';
 import { Metrics } from '../metrics/metrics.js';
 import { Clock } from '../time/clock.js';
 
@@ -49,6 +50,8 @@ export function goneMessage({ sunset, replacement }: Deprecation): string {
 
 const DEPRECATION = Symbol('deprecation');
 
+const deprecationOf = routeMetadata<Deprecation>(DEPRECATION);
+
 /**
  * Notes which key called, then answers 410 GONE from the route's sunset on. A route guard, so it runs after the key and rate
  * limit guards (a caller without a valid key still gets 401) and before the route's pipes: after
@@ -64,7 +67,7 @@ export class SunsetGuard implements CanActivate {
   ) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const deprecation = this.reflector.get<Deprecation>(DEPRECATION, context.getHandler());
+    const deprecation = deprecationOf(this.reflector, context)!;
     // Who still calls it, for `apikey list` and the metric (docs/observability.md, "Deprecation").
     const principal = principalOf(context.switchToHttp().getRequest<FastifyRequest>());
     this.keyUsage.recordDeprecatedCall(principal.id);

@@ -1,7 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { ChangeNotifications } from '../database/change-notifications.js';
 import { Metrics } from '../metrics/metrics.js';
-import { type Row, SqlRunner, type Statement } from '../database/sql-runner.js';
+import { LIMIT_PARAMETER, type Row, SqlRunner, type Statement } from '../database/sql-runner.js';
 import { eventOrder } from './event-order.js';
 import type { EventPosition } from './event-position.js';
 import type { EventType } from './pet-event.js';
@@ -32,7 +32,7 @@ function statements(db: SqlRunner) {
     pageAfter: db.statement<PositionParameters & { limit: number }>(
       `SELECT e.tx, e.seq, e.type, e.occurred_at, e.pet, e.previous, e.trace_context
       FROM pet_events e
-      WHERE ${after} AND ${order.committed} ORDER BY ${order.ascending} LIMIT :limit`,
+      WHERE ${after} AND ${order.committed} ORDER BY ${order.ascending} ${LIMIT_PARAMETER}`,
     ),
     purged: db.statement<object>('SELECT p.tx, p.seq FROM pet_events_purged p'),
     newest: db.statement<object>(

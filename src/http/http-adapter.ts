@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../config/app-config.js';
 import { RequestLogController } from '../logging/request-log-controller.js';
 import { requestIdOf } from './request-id.js';
+import { routeOf } from './route-config.js';
 import { answerUnparsableRequest } from './socket-answers.js';
 import { answerUnroutableUrl } from './unroutable-url.js';
 
@@ -18,7 +19,7 @@ const MAX_PARAM_LENGTH = 256;
 
 /** The Fastify server Nest runs on, with the options every request depends on. */
 export function createHttpAdapter(config: AppConfig, logger: Logger): FastifyAdapter {
-  const requestLog = new RequestLogController();
+  const requestLog = new RequestLogController((request) => routeOf(request).url);
   return new FastifyAdapter({
     loggerInstance: logger,
     logController: requestLog,

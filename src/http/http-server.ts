@@ -4,24 +4,34 @@ import { answerConditionally } from './conditional-get.js';
 import { checkRequest } from './request-checks.js';
 import { registerBodyParsers } from './request-body.js';
 import { setResponseHeaders } from './response-headers.js';
-import { httpRouteConfig } from './route-config.js';
+import { markRequestsWithRoute, routeOf } from './route-config.js';
 import type { RequestsInFlight } from './requests-in-flight.js';
 import type { RouteTable } from './route-table.js';
 import { answerExpectationsAndConnect } from './socket-answers.js';
 
-/** Wires what every request goes through; must run before routes are registered. */
+/**
+ * Wires what every request goes through; must run before routes are registered. One hook per
+ * stage does all of that stage's work: each hook Fastify runs costs a call chain of its own.
+ */
 export function configureHttpServer(
   fastify: FastifyInstance,
   routes: RouteTable,
   inFlight: RequestsInFlight,
 ): void {
   inFlight.countOn(fastify);
-  fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
+  fastify.decorateRequest('matchedRoute', null);
+  fastify.addHook('onRoute', (route) => {
+    routes.add(route.method, route.url);
+    markRequestsWithRoute(route);
+  });
   registerBodyParsers(fastify);
-  fastify.addHook('onRequest', checkRequest);
+  fastify.addHook('onRequest', (request, reply, done) => {
+    inFlight.arrive(request);
+    checkRequest(request, reply, done);
+  });
   fastify.addHook('onSend', (request, reply, payload, done) => {
-    // Fastify builds `routeOptions` anew on each read, so the route's config is read once here.
-    const route = httpRouteConfig(request);
+    inFlight.leave(request);
+    const route = routeOf(request).config;
     setResponseHeaders(request, reply, route);
     done(null, answerConditionally(request, reply, payload, route));
   });

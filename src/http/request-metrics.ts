@@ -1,14 +1,7 @@
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { ERROR_CODES } from '../errors/error-codes.js';
-import { registeredHttpRouteConfig } from './route-config.js';
+import { type MatchedRoute, registeredHttpRouteConfig, routeOf } from './route-config.js';
 import type { Metrics } from '../metrics/metrics.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The operation of the route that took the request, set by that route's own hook. */
-    metricsOperation: string | null;
-  }
-}
 
 /** The `operation` label of a request no route matched. */
 const UNMATCHED = 'unmatched';
@@ -28,15 +21,10 @@ export function recordHttpMetrics(
   metrics: Metrics,
   operations: ReadonlyMap<string, string>,
 ): void {
-  const operationOfRequest = (request: FastifyRequest): string | undefined =>
-    request.metricsOperation ?? operationOfRoute(operations, request);
+  const operationOfRequest = operationsOfRoutes(operations);
 
   // Routes are registered after this runs, so each deprecated one is seen with its Sunset header.
-  fastify.decorateRequest('metricsOperation', null);
-  fastify.addHook('onRoute', (route) => {
-    recordSunset(metrics, operations, route);
-    tagRequestsWithOperation(operations, route);
-  });
+  fastify.addHook('onRoute', (route) => recordSunset(metrics, operations, route));
 
   // Error bodies are objects until serialized; this is where their code can be read.
   fastify.addHook('preSerialization', (_request, reply, payload, done) => {
@@ -44,10 +32,9 @@ export function recordHttpMetrics(
     done(null, payload);
   });
   fastify.addHook('onResponse', (request, reply, done) => {
-    const operation = operationOfRequest(request);
     metrics.requestDuration.observe(
       {
-        operation: operation ?? UNMATCHED,
+        operation: operationOfRequest(request),
         method: METHODS.has(request.method) ? request.method : 'other',
         status_class: STATUS_CLASSES[Math.floor(reply.statusCode / 100) - 1] ?? 'other',
       },
@@ -59,37 +46,25 @@ export function recordHttpMetrics(
 }
 
 /**
- * Gives the route a hook of its own that tags each of its requests with the route's operation,
- * found once here: looking it up per response would read `request.routeOptions`, which Fastify
- * builds anew on every read.
+ * A request's operation, found once per route and method and kept with the route (the string a
+ * lookup would build per request is what it would cost).
  */
-function tagRequestsWithOperation(
+function operationsOfRoutes(
   operations: ReadonlyMap<string, string>,
-  route: RouteOptions,
-): void {
-  const byMethod = new Map(
-    [route.method]
-      .flat()
-      .map((method) => [method, operationOf(operations, method, route.url)] as const),
-  );
-  const tag: onRequestHookHandler = (request, _reply, done) => {
-    request.metricsOperation = byMethod.get(request.method) ?? null;
-    done();
+): (request: FastifyRequest) => string {
+  const found = new WeakMap<MatchedRoute, Map<string, string>>();
+  return (request) => {
+    const route = routeOf(request);
+    if (route.url === undefined) return UNMATCHED;
+    let byMethod = found.get(route);
+    if (byMethod === undefined) found.set(route, (byMethod = new Map<string, string>()));
+    let operation = byMethod.get(request.method);
+    if (operation === undefined) {
+      operation = operationOf(operations, request.method, route.url);
+      byMethod.set(request.method, operation);
+    }
+    return operation;
   };
-  route.onRequest = [route.onRequest ?? []].flat().concat(tag);
-}
-
-/**
- * The operation of a request its route's hook did not tag: one that no route matched, or that an
- * earlier `onRequest` hook answered (a malformed request, refused before the route's hook ran).
- */
-function operationOfRoute(
-  operations: ReadonlyMap<string, string>,
-  request: FastifyRequest,
-): string | undefined {
-  const route = request.routeOptions.url;
-  if (route === undefined || request.is404) return undefined;
-  return operationOf(operations, request.method, route);
 }
 
 function operationOf(

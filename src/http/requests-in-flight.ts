@@ -63,36 +63,35 @@ export class RequestsInFlight {
     this.window = { startedAt: now, arrivals: 0, found: 0 };
   }
 
+  /** A request is in flight from its first hook on (http-server.ts). */
+  arrive(request: FastifyRequest): void {
+    request.countedInFlight = true;
+    this.count += 1;
+    this.rotate(performance.now());
+    this.window.arrivals += 1;
+    this.window.found += this.count;
+  }
+
   /**
-   * Counts `fastify`'s requests from their first hook on. One leaves once, at the first of: its
-   * answer starting (`onSend`), its client aborting, and its response ending (for a reply that
-   * never passed `onSend`).
+   * Takes a request out, once, at the first of: its answer starting (the `onSend` hook of
+   * http-server.ts), its client aborting, and its response ending (for a reply that never passed
+   * `onSend`).
    */
+  leave(request: FastifyRequest): void {
+    if (!request.countedInFlight) return;
+    request.countedInFlight = false;
+    this.count -= 1;
+  }
+
+  /** Marks `fastify`'s requests, and takes out those that end or are aborted without `onSend`. */
   countOn(fastify: FastifyInstance): void {
-    const leave = (request: FastifyRequest) => {
-      if (!request.countedInFlight) return;
-      request.countedInFlight = false;
-      this.count -= 1;
-    };
     fastify.decorateRequest('countedInFlight', false);
-    fastify.addHook('onRequest', (request, _reply, done) => {
-      request.countedInFlight = true;
-      this.count += 1;
-      this.rotate(performance.now());
-      this.window.arrivals += 1;
-      this.window.found += this.count;
-      done();
-    });
-    fastify.addHook('onSend', (request, _reply, payload, done) => {
-      leave(request);
-      done(null, payload);
-    });
     fastify.addHook('onResponse', (request, _reply, done) => {
-      leave(request);
+      this.leave(request);
       done();
     });
     fastify.addHook('onRequestAbort', (request, done) => {
-      leave(request);
+      this.leave(request);
       done();
     });
   }

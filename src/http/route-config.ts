@@ -1,5 +1,5 @@
 import { RouteConfig } from '@nestjs/platform-fastify';
-import type { FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 
 /**
  * What the HTTP layer does for a route beyond Nest's routing, read by the `onSend` hook
@@ -21,8 +21,45 @@ export interface HttpRouteConfig {
 /** One per route: Fastify keeps a single config object per route. */
 export const HttpRoute = (config: HttpRouteConfig) => RouteConfig(config);
 
+/** The route a request matched, as the request log, the metrics and the `onSend` hook read it. */
+export interface MatchedRoute {
+  /** The route's pattern (`/v1/pets/:petId`); undefined for a request no route matched. */
+  readonly url: string | undefined;
+  readonly config: HttpRouteConfig | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by its route's own `onRequest` hook (`markRequestsWithRoute`). */
+    matchedRoute: MatchedRoute | null;
+  }
+}
+
+/**
+ * Gives the route a hook of its own that marks each of its requests with the route, found once
+ * here: Fastify's `request.routeOptions` builds a new object of a dozen fields on every read.
+ */
+export function markRequestsWithRoute(route: RouteOptions): void {
+  const matched: MatchedRoute = { url: route.url, config: route.config };
+  const mark: onRequestHookHandler = (request, _reply, done) => {
+    request.matchedRoute = matched;
+    done();
+  };
+  route.onRequest = [route.onRequest ?? []].flat().concat(mark);
+}
+
+/**
+ * The request's route: its mark, or, for one that an earlier hook answered before the mark was
+ * set, or that no route matched, what Fastify says of it.
+ */
+export function routeOf(request: FastifyRequest): MatchedRoute {
+  if (request.matchedRoute) return request.matchedRoute;
+  const { url, config } = request.routeOptions;
+  return { url, config: config as HttpRouteConfig | undefined };
+}
+
 export function httpRouteConfig(request: FastifyRequest): HttpRouteConfig | undefined {
-  return request.routeOptions.config as HttpRouteConfig | undefined;
+  return routeOf(request).config;
 }
 
 /** The same config, read from a route as it is registered (metrics: each route's Sunset header). */

@@ -5,7 +5,8 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
  * route pattern, status, duration and request id. Never headers, so never the Authorization header.
  */
 export class RequestLogController extends LogController {
-  constructor() {
+  /** @param routeOf the route pattern a request matched, undefined when none did */
+  constructor(private readonly routeOf: (request: FastifyRequest) => string | undefined) {
     super({ requestIdLogLabel: 'requestId' });
   }
 
@@ -18,7 +19,7 @@ export class RequestLogController extends LogController {
   ): void {
     const line = {
       method: request.method,
-      route: request.routeOptions.url ?? null,
+      route: this.routeOf(request) ?? null,
       status: reply.statusCode,
       durationMs: Math.round(reply.elapsedTime * 100) / 100,
     };

@@ -142,11 +142,7 @@ export class PetsController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PetDto[]> {
     const page = await this.pets.list(query);
-    if (page.next)
-      reply.header(
-        'Link',
-        `<${PETS_PATH}?${new URLSearchParams(page.next).toString()}>; rel="next"`,
-      );
+    if (page.next) reply.header('Link', `<${PETS_PATH}?${queryString(page.next)}>; rel="next"`);
     return page.pets;
   }
 
@@ -335,6 +331,17 @@ function ApiPetId() {
     description: 'The identifier of the animal.',
     schema: { ...ID_SCHEMA, example: 42 },
   });
+}
+
+/**
+ * The parameters in their order, each value percent-encoded: the next page's are a number, a status
+ * and a base64url cursor, which `URLSearchParams` would write the same, at several times the cost.
+ */
+function queryString(parameters: Record<string, string>): string {
+  let query = '';
+  for (const name in parameters)
+    query += `${query === '' ? '' : '&'}${name}=${encodeURIComponent(parameters[name])}`;
+  return query;
 }
 
 /** Sends the pet's ETag with it. */

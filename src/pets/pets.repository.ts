@@ -1,5 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { type Row, SqlRunner, type SqlTransaction } from '../database/sql-runner.js';
+import {
+  LIMIT_PARAMETER,
+  type Row,
+  SqlRunner,
+  type SqlTransaction,
+} from '../database/sql-runner.js';
 import { TurnBatch } from '../database/turn-batch.js';
 import { PET_JSON_BEFORE_ID, petJson, petJsonAfterId } from '../events/event-json.js';
 import type { PetEventRecord } from '../events/pet-event.js';
@@ -44,11 +49,11 @@ const PET_COLUMNS = 'p.id, p.name, p.category_id, p.status, p.revision';
 function statements(db: SqlRunner) {
   return {
     page: db.statement<{ afterId: number; limit: number }>(
-      `SELECT ${PET_COLUMNS} FROM pets p WHERE p.id > :afterId ORDER BY p.id LIMIT :limit`,
+      `SELECT ${PET_COLUMNS} FROM pets p WHERE p.id > :afterId ORDER BY p.id ${LIMIT_PARAMETER}`,
     ),
     pageWithStatus: db.statement<{ status: PetStatus; afterId: number; limit: number }>(
       `SELECT ${PET_COLUMNS} FROM pets p
-      WHERE p.status = :status AND p.id > :afterId ORDER BY p.id LIMIT :limit`,
+      WHERE p.status = :status AND p.id > :afterId ORDER BY p.id ${LIMIT_PARAMETER}`,
     ),
     ...categoryPageStatements(db),
     byId: db.statement<{ id: number }>(`SELECT ${PET_COLUMNS} FROM pets p WHERE p.id = :id`),

@@ -148,6 +148,10 @@ describe('SqliteSqlRunner: group commit (docs/architecture.md, "SQLite")', () =>
       .all()
       .map((row) => (row as { name: string }).name);
 
+  it('checkpoints the WAL after 4,000 pages, not after SQLite\'s 1,000 (docs/performance.md, "SQLite checkpoints")', async () => {
+    expect(await db.read('PRAGMA wal_autocheckpoint', [])).toEqual([{ wal_autocheckpoint: 4000 }]);
+  });
+
   it('answers each transaction of a turn only once its COMMIT made it visible to others', async () => {
     await db.write('DELETE FROM pets', []);
     const seen = await Promise.all(

@@ -2,12 +2,17 @@ import Fastify from 'fastify';
 import { request } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { configureHttpServer } from '../../../src/http/http-server.js';
 import { RequestsInFlight } from '../../../src/http/requests-in-flight.js';
+import { RouteTable } from '../../../src/http/route-table.js';
 
-/** A Fastify server counted by `inFlight`, whose /held route answers when `release` is called. */
+/**
+ * A Fastify server wired as the service's (http-server.ts) and counted by `inFlight`, whose /held
+ * route answers when `release` is called.
+ */
 async function serverCountedBy(inFlight: RequestsInFlight) {
   const fastify = Fastify();
-  inFlight.countOn(fastify);
+  configureHttpServer(fastify, new RouteTable(), inFlight);
   // A hook before the route's answers some requests itself, as the request checks do.
   fastify.addHook('onRequest', (req, reply, done) => {
     if (req.headers['x-refuse']) void reply.code(400).send();
