@@ -1,5 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { type Row, SqlRunner, type SqlTransaction } from '../database/sql-runner.js';
+import {
+  LIMIT_PARAMETER,
+  type Row,
+  SqlRunner,
+  type SqlTransaction,
+} from '../database/sql-runner.js';
 import type { CategoryEventType } from '../events/pet-event.js';
 import type { CategoryEntity, NamedCategory } from './category.entity.js';
 
@@ -18,7 +23,7 @@ function statements(db: SqlRunner) {
   return {
     page: db.statement<{ afterId: number; limit: number }>(
       `SELECT ${CATEGORY_COLUMNS} FROM categories c
-      WHERE c.id > :afterId AND c.name IS NOT NULL ORDER BY c.id LIMIT :limit`,
+      WHERE c.id > :afterId AND c.name IS NOT NULL ORDER BY c.id ${LIMIT_PARAMETER}`,
     ),
     byId: db.statement<{ id: number }>(
       `SELECT ${CATEGORY_COLUMNS} FROM categories c WHERE c.id = :id`,

@@ -95,7 +95,7 @@ function categoryPageStatements(db: SqlRunner) {
   return {
     pageOfCategory: db.statement<{ categoryId: number; afterId: number; limit: number }>(
       `SELECT ${PET_COLUMNS} FROM pets p
-      WHERE p.category_id = :categoryId AND ${afterInCategory} LIMIT :limit`,
+      WHERE p.category_id = :categoryId AND ${afterInCategory} ${LIMIT_PARAMETER}`,
     ),
     pageOfCategoryWithStatus: db.statement<{
       categoryId: number;
@@ -104,7 +104,7 @@ function categoryPageStatements(db: SqlRunner) {
       limit: number;
     }>(
       `SELECT ${PET_COLUMNS} FROM pets p
-      WHERE p.category_id = :categoryId AND p.status = :status AND ${afterInStatus} LIMIT :limit`,
+      WHERE p.category_id = :categoryId AND p.status = :status AND ${afterInStatus} ${LIMIT_PARAMETER}`,
     ),
   };
 }
