@@ -27,7 +27,8 @@
 // --delivery-seconds, commit to first delivery and the deliveries owed each second, with the three
 // receivers alone and with a fourth webhook whose receiver is down; --delivery-rounds times each
 // of the two that many times, alternating which goes first.
-// --scenarios names the scenarios to run (default: all of the mode's), e.g. create,patch.
+// --scenarios names the scenarios to run (default: all of the mode's; with --against, all but
+// deletePet and putCategory, which an earlier build may not have), e.g. create,patch.
 // --node runs the whole bench (seeding, service, reference) on that node binary instead of the one
 // running npm; on Node 20, better-sqlite3-node20 must be built for it (docs/performance.md,
 // "Running the bench").
@@ -142,6 +143,15 @@ if (opts.cluster) {
 const serviceNodeArgs = serverNodeArgs();
 /** Pets only the patch scenario touches: far more than connections, so no two patch one pet at once. */
 const PATCH_POOL_SIZE = 1000;
+/** Categories only the putCategory scenario renames, as many, for the same reason. */
+const CATEGORY_POOL_SIZE = 1000;
+/**
+ * deletePet removes a pet with every request, so its pool holds this many per second of delete
+ * load its database takes in the run: above the fastest contender's delete rate on the engine.
+ */
+const DELETES_PER_SECOND = opts.pg ? 6_000 : 12_000;
+/** Scenarios of operations an earlier build may not have: --against runs them only when named. */
+const NEWER_OPERATIONS = ['deletePet', 'putCategory'];
 /** --events: the follower's page size, the largest listEvents allows. */
 const FOLLOWER_PAGE = 100;
 /**
@@ -213,19 +223,54 @@ const against =
 if (against) Object.assign(CONTENDERS.before, { nodeArgs: against.nodeArgs, cwd: against.dir });
 
 const workDir = mkdtempSync(join(tmpdir(), 'animal-store-bench-'));
-// The patch scenario's own pets, after the `rows` the others read: no other scenario sees them
-// change (getPet's ETags and 304s stay as they were), and the deep page stays where it was.
+// The patch and deletePet scenarios' own pets, after the `rows` the others read: no other scenario
+// sees them change (getPet's ETags and 304s stay as they were), and the deep page stays where it
+// was. deletePet's pool outlasts every delete its database takes: on PostgreSQL those of every
+// contender in every round, warm-up included; on SQLite one server's (each start copies the seed).
 const patchPool = { firstId: rows + 1, count: PATCH_POOL_SIZE };
-const seeded = rows + PATCH_POOL_SIZE;
+const deleteSeconds = (warmup + seconds) * (opts.pg ? rounds * contenders.length : 1);
+const deletePool = {
+  firstId: patchPool.firstId + PATCH_POOL_SIZE,
+  count: DELETES_PER_SECOND * deleteSeconds,
+};
+const categoryPool = { firstId: 1, count: CATEGORY_POOL_SIZE };
+/** The mode's scenarios that run, each request with `key`. */
+const pickScenarios = (key) =>
+  opts.events
+    ? []
+    : defineScenarios({
+        rows,
+        key,
+        scale: opts.scale,
+        streams: streams > 0,
+        patchPool,
+        deletePool,
+        categoryPool,
+      }).filter(({ name }) =>
+        chosenScenarios
+          ? chosenScenarios.includes(name)
+          : opts.webhooks
+            ? name === 'create'
+            : !(against && NEWER_OPERATIONS.includes(name)),
+      );
+// The pools are seeded only for the scenarios that use them.
+const runsScenario = new Set(pickScenarios('').map(({ name }) => name));
+if (!runsScenario.has('deletePet')) deletePool.count = 0;
+const seeded = rows + PATCH_POOL_SIZE + deletePool.count;
 const events = opts.events ? eventRows : 0;
+const extraPets = [
+  `+${PATCH_POOL_SIZE.toLocaleString('en')} for patch`,
+  ...(deletePool.count > 0 ? [`+${deletePool.count.toLocaleString('en')} for deletePet`] : []),
+];
 process.stderr.write(
-  `seeding ${rows.toLocaleString('en')} pets (+${PATCH_POOL_SIZE.toLocaleString('en')} for patch)` +
+  `seeding ${rows.toLocaleString('en')} pets (${extraPets.join(', ')})` +
     `${events ? ` and ${events.toLocaleString('en')} events` : ''} on ${engine}…\n`,
 );
 const seed = {
   rows: seeded,
   events,
   eventPets: rows,
+  categories: runsScenario.has('putCategory') ? categoryPool.count : 0,
   ...(opts.webhooks && { scopes: 'pets:read,pets:write,webhooks:manage' }),
 };
 const data = opts.pg
@@ -239,19 +284,7 @@ if (opts.webhooks && opts.pg) {
 // commits, on the server's one CPU: the build raced with --against gets a copy of its own.
 if (against && opts.pg)
   CONTENDERS.before.env = { DATABASE_URL: await copyPostgres(opts.pg, '_before') };
-const scenarios = opts.events
-  ? []
-  : defineScenarios({
-      rows,
-      key: data.key,
-      scale: opts.scale,
-      streams: streams > 0,
-      patchPool,
-    }).filter((scenario) =>
-      chosenScenarios
-        ? chosenScenarios.includes(scenario.name)
-        : !opts.webhooks || scenario.name === 'create',
-    );
+const scenarios = pickScenarios(data.key);
 if (chosenScenarios && scenarios.length !== chosenScenarios.length) {
   process.stderr.write(
     `--scenarios: not all of ${chosenScenarios.join(', ')} are scenarios of this mode\n`,
@@ -260,12 +293,13 @@ if (chosenScenarios && scenarios.length !== chosenScenarios.length) {
 }
 const measuresPatch = scenarios.some((scenario) => scenario.name === 'patch');
 /**
- * How far the patch scenario has gone through its pool on each PostgreSQL database, by URL: a load
- * goes on from there, so every request changes its pet. Contenders that share a database share
- * its count for the whole run; on SQLite each server start gets a fresh copy.
+ * How far each scenario with a pool (patch, deletePet, putCategory) has gone through it on each
+ * PostgreSQL database, by URL, then by scenario: a load goes on from there, so every request
+ * changes (or removes) a row of its own. Contenders that share a database share its counts for
+ * the whole run; on SQLite each server start gets a fresh copy.
  */
-const patchCursors = new Map();
-const patchCursorOn = (url) => patchCursors.get(url) ?? patchCursors.set(url, { sent: 0 }).get(url);
+const poolCursors = new Map();
+const poolCursorsOn = (url) => poolCursors.get(url) ?? poolCursors.set(url, {}).get(url);
 /** Patch requests sent and pet revisions they made, on each database the run used. */
 const patchWrites = [];
 
@@ -277,8 +311,9 @@ try {
   }
   if (opts.webhooks) webhookDeliveries = await timeWebhookDeliveries();
   if (opts.pg && measuresPatch) {
-    for (const [url, { sent }] of patchCursors) {
+    for (const [url, cursors] of poolCursors) {
       const written = await data.revisionsMade(patchPool, url);
+      const sent = cursors.patch?.sent ?? 0;
       patchWrites.push({ database: new URL(url).pathname.slice(1), sent, written });
     }
   }
@@ -602,17 +637,18 @@ async function startContender(contender, round) {
     cwd,
     logFile: join(workDir, `${contender}-${round}.log`),
   });
-  const patchCursor = sqlitePath ? { sent: 0 } : patchCursorOn(env.DATABASE_URL);
+  const poolCursors = sqlitePath ? {} : poolCursorsOn(env.DATABASE_URL);
   return {
     ...server,
     contender,
-    patchCursor,
+    poolCursors,
     stop: async () => {
       await server.stop();
       if (!sqlitePath) return;
       if (measuresPatch) {
         const written = await data.revisionsMade(patchPool, sqlitePath);
-        patchWrites.push({ database: `${contender} ${round}`, sent: patchCursor.sent, written });
+        const sent = poolCursors.patch?.sent ?? 0;
+        patchWrites.push({ database: `${contender} ${round}`, sent, written });
       }
       data.discard(sqlitePath);
     },
@@ -634,7 +670,7 @@ async function expectAnswer(server, { method, path, headers, expectStatus }) {
 
 async function load(server, scenario, duration) {
   const { rotate } = scenario.request;
-  const cursor = server.patchCursor;
+  const cursor = rotate && (server.poolCursors[scenario.name] ??= { sent: 0 });
   const result = await runLoad({
     ...scenario.request,
     ...(rotate && { rotate: { ...rotate, start: cursor.sent } }),
@@ -642,7 +678,14 @@ async function load(server, scenario, duration) {
     connections,
     seconds: duration,
   });
-  if (rotate) cursor.sent += result.sent;
+  if (!rotate) return result;
+  cursor.sent += result.sent;
+  // Past the end of a pool that requests use up, they would measure 404s.
+  if (rotate.usedUp && cursor.sent > rotate.count)
+    throw new Error(
+      `${scenario.name} sent ${cursor.sent.toLocaleString('en')} requests to a pool of ` +
+        `${rotate.count.toLocaleString('en')}: raise DELETES_PER_SECOND in bench/run.mjs`,
+    );
   return result;
 }
 
@@ -651,7 +694,7 @@ function rate(slices) {
   return Math.round(requests / (slices.length * slice));
 }
 
-function defineScenarios({ rows, key, scale, streams, patchPool }) {
+function defineScenarios({ rows, key, scale, streams, patchPool, deletePool, categoryPool }) {
   const headers = { Authorization: `Bearer ${key}` };
   // Near the end of the table, yet a full page with a next link: the worst case for OFFSET paging.
   const deepCursor = Buffer.from(`after:${rows - 25}`).toString('base64url');
@@ -696,6 +739,35 @@ function defineScenarios({ rows, key, scale, streams, patchPool }) {
         rotate: {
           ...patchPool,
           bodies: [JSON.stringify({ name: 'Bench A' }), JSON.stringify({ name: 'Bench B' })],
+        },
+      },
+    },
+    // deletePet (docs/api-design.md, "The catalogue"), no If-Match: each request removes the next
+    // pet of its own pool, with its pet.deleted event, so none answers 404.
+    {
+      name: 'deletePet',
+      request: {
+        method: 'DELETE',
+        path: '/v1/pets/{id}',
+        headers,
+        rotate: { ...deletePool, usedUp: true },
+      },
+    },
+    // putCategory's rename, no If-Match: each of the pool's categories (seeded as `category <id>`)
+    // gets the other of two names of its own on each pass, so every request writes the category
+    // and its category.updated event, and no two names collide.
+    {
+      name: 'putCategory',
+      request: {
+        method: 'PUT',
+        path: '/v1/categories/{id}',
+        headers: { ...headers, 'Content-Type': 'application/json' },
+        rotate: {
+          ...categoryPool,
+          bodies: [
+            JSON.stringify({ name: 'Bench A {id}' }),
+            JSON.stringify({ name: 'Bench B {id}' }),
+          ],
         },
       },
     },

@@ -11,12 +11,11 @@ let sent = 0;
 /** The next request: as load.mjs's runLoad documents `path` and `rotate`. */
 function nextRequest(request) {
   const k = (rotate?.start ?? 0) + sent++;
-  if (rotate !== undefined)
-    return {
-      ...request,
-      path: `${before}${rotate.firstId + (k % rotate.count)}${after}`,
-      body: rotate.bodies[Math.floor(k / rotate.count) % 2],
-    };
+  if (rotate !== undefined) {
+    const id = String(rotate.firstId + (k % rotate.count));
+    const body = rotate.bodies?.[Math.floor(k / rotate.count) % 2].replaceAll('{id}', id);
+    return { ...request, path: `${before}${id}${after}`, body };
+  }
   return { ...request, path: after === undefined ? spec.path : randomPath() };
 }
 

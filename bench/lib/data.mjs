@@ -29,15 +29,21 @@ function insertEvents(numbers, { rows }) {
     ORDER BY n.i`;
 }
 
+/** Names categories 1 to `categories`, `category <id>`, from the engine's `n(i)`. */
+function insertCategories(numbers) {
+  return `WITH ${numbers} INSERT INTO categories (id, name) SELECT i, 'category ' || i FROM n`;
+}
+
 /** Changes made to the pets from id $1 to $2: each bumped its pet's revision, which starts at 1. */
 const REVISIONS_MADE =
   'SELECT COALESCE(SUM(revision - 1), 0) AS made FROM pets WHERE id BETWEEN $1 AND $2';
 
 /**
  * A seeded SQLite file that every server start copies, so each contender begins from the same
- * bytes. `events` (default none) are written about the first `eventPets` pets.
+ * bytes. `events` (default none) are written about the first `eventPets` pets; `categories`
+ * (default none) are named.
  */
-export function prepareSqlite({ dir, rows, events = 0, eventPets = rows, scopes }) {
+export function prepareSqlite({ dir, rows, events = 0, eventPets = rows, categories = 0, scopes }) {
   const template = join(dir, 'seed.sqlite');
   const key = createKey(`sqlite:${template}`, scopes);
   const db = new Database(template);
@@ -51,6 +57,12 @@ export function prepareSqlite({ dir, rows, events = 0, eventPets = rows, scopes 
       insertEvents(
         `RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${events})`,
         { rows: eventPets },
+      ),
+    );
+  if (categories > 0)
+    db.exec(
+      insertCategories(
+        `RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${categories})`,
       ),
     );
   db.pragma('wal_checkpoint(TRUNCATE)');
@@ -85,7 +97,14 @@ export function prepareSqlite({ dir, rows, events = 0, eventPets = rows, scopes 
  * Empties a dedicated PostgreSQL database (its name must contain "bench") and seeds it as
  * prepareSqlite does.
  */
-export async function preparePostgres({ url, rows, events = 0, eventPets = rows, scopes }) {
+export async function preparePostgres({
+  url,
+  rows,
+  events = 0,
+  eventPets = rows,
+  categories = 0,
+  scopes,
+}) {
   const name = new URL(url).pathname.slice(1);
   if (!name.includes('bench'))
     throw new Error(
@@ -108,6 +127,10 @@ export async function preparePostgres({ url, rows, events = 0, eventPets = rows,
         insertEvents(`n(i) AS (SELECT generate_series(1, ${events}))`, { rows: eventPets }),
       );
       await client.query('VACUUM ANALYZE pet_events');
+    }
+    if (categories > 0) {
+      await client.query(insertCategories(`n(i) AS (SELECT generate_series(1, ${categories}))`));
+      await client.query('VACUUM ANALYZE categories');
     }
     return {
       key,

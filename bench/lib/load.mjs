@@ -14,14 +14,16 @@ export const loadGenerator = hasWrk() ? 'wrk' : 'autocannon';
 /**
  * @param {object} spec
  * @param {string} spec.origin       e.g. http://127.0.0.1:4100
- * @param {'GET'|'POST'|'PATCH'} spec.method
+ * @param {'GET'|'POST'|'PATCH'|'PUT'|'DELETE'} spec.method
  * @param {string} spec.path         fixed path, or with `{id}` replaced per request by a random id
  *   in 1..maxId, or by the ids of `rotate`
  * @param {number} [spec.maxId]
- * @param {{firstId:number, count:number, bodies:[string,string], start:number}} [spec.rotate]
- *   request k (from `start` on) goes to pet firstId + k % count with bodies[⌊k / count⌋ % 2]: each
- *   pass over the pool sends every pet the other body, so a run that goes on from where the last
- *   one stopped (start = the `sent` so far) changes its pet with every request
+ * @param {{firstId:number, count:number, bodies?:[string,string], start:number, usedUp?:boolean}} [spec.rotate]
+ *   request k (from `start` on) goes to id firstId + k % count with bodies[⌊k / count⌋ % 2] (its
+ *   `{id}` replaced by that id), or no body: each pass over the pool sends every row the other
+ *   body, so a run that goes on from where the last one stopped (start = the `sent` so far)
+ *   changes its row with every request; `usedUp`: each request uses its row up (deletePet), so the
+ *   pool must be larger than all a run sends (bench/run.mjs checks)
  * @param {Record<string,string>} spec.headers
  * @param {string} [spec.body]
  * @param {number} [spec.expectStatus] the one status counted as success (default: any 2xx)
@@ -82,11 +84,13 @@ function wrkScript({ method, path, maxId, rotate, headers, body }) {
         `local req\ninit = function() req = wrk.format(nil, ${lua(path)}) end\nrequest = function() sent = sent + 1; return req end`
       : rotate === undefined
         ? `request = function() sent = sent + 1; return wrk.format(nil, ${lua(before)} .. math.random(1, ${maxId}) .. ${lua(after)}) end`
-        : `local bodies = { ${lua(rotate.bodies[0])}, ${lua(rotate.bodies[1])} }
+        : `local bodies = ${rotate.bodies === undefined ? 'nil' : `{ ${lua(rotate.bodies[0])}, ${lua(rotate.bodies[1])} }`}
 request = function()
   local k = ${rotate.start} + math.max(sent, 0)
   sent = sent + 1
-  return wrk.format(nil, ${lua(before)} .. string.format('%d', ${rotate.firstId} + k % ${rotate.count}) .. ${lua(after)}, nil, bodies[math.floor(k / ${rotate.count}) % 2 + 1])
+  local id = string.format('%d', ${rotate.firstId} + k % ${rotate.count})
+  local body = bodies and (bodies[math.floor(k / ${rotate.count}) % 2 + 1]:gsub('{id}', id))
+  return wrk.format(nil, ${lua(before)} .. id .. ${lua(after)}, nil, body)
 end`;
   return `
 wrk.method = ${lua(method)}

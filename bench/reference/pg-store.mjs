@@ -4,7 +4,7 @@
 // Same answers as store.mjs, asynchronously; a key verified in the last VERIFIED_KEY_TTL_MS is
 // trusted without a query, so most requests make one round trip.
 import pg from 'pg';
-import { petEventRow } from './rules.mjs';
+import { categoryEventRow, petEventRow } from './rules.mjs';
 import { createVerifiedKeys } from './verified-keys.mjs';
 
 /** TypeORM's pool size in the service (src/database/data-source.ts). */
@@ -63,6 +63,36 @@ const DELETE_WITH_EVENT = {
     SELECT 'pet.deleted', $2::timestamptz, pet.id, $3::text FROM pet
   ) SELECT id FROM pet`,
 };
+const LOCK_CATEGORY = {
+  name: 'lock_category',
+  text: 'SELECT id, name, revision FROM categories WHERE id = $1 FOR UPDATE',
+};
+/**
+ * A never-named id, named, with its category.updated event, in one statement; no row when a
+ * concurrent transaction added the id first (then the transaction starts again on that row).
+ */
+const INSERT_CATEGORY_WITH_EVENT = {
+  name: 'insert_category_with_event',
+  text: `WITH category AS (
+    INSERT INTO categories (id, name) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING RETURNING revision
+  ), event AS (
+    INSERT INTO pet_events (type, occurred_at, pet_id, pet, previous)
+    SELECT $3, $4::timestamptz, $1, $5::text, $6::text FROM category
+  ) SELECT revision FROM category`,
+};
+/** The locked row renamed (or named again after a delete), with its category.updated event. */
+const RENAME_CATEGORY_WITH_EVENT = {
+  name: 'rename_category_with_event',
+  text: `WITH category AS (
+    UPDATE categories SET name = $2, revision = revision + 1 WHERE id = $1 RETURNING revision
+  ), event AS (
+    INSERT INTO pet_events (type, occurred_at, pet_id, pet, previous)
+    SELECT $3, $4::timestamptz, $1, $5::text, $6::text FROM category
+  ) SELECT revision FROM category`,
+};
+/** A PUT of a new id meets a concurrent PUT of that id at most once: then the row exists. */
+const PUT_CATEGORY_ATTEMPTS = 3;
+const UNIQUE_VIOLATION = '23505';
 const KEY_BY_PREFIX = {
   name: 'key_by_prefix',
   text: 'SELECT key_hash, revoked_at, scopes FROM api_keys WHERE prefix = $1',
@@ -141,12 +171,46 @@ export function openPgStore(url) {
         await client.query({ ...DELETE_WITH_EVENT, values: [id, occurredAt, pet] });
         return undefined;
       }),
+    /** putCategory's transaction, as store.mjs's putCategory, on one connection of the pool. */
+    putCategory: async (id, name, refuse) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const outcome = await inTransaction((client) => nameCategory(client, id, name, refuse));
+          if (outcome !== null) return outcome;
+        } catch (error) {
+          if (error?.code === UNIQUE_VIOLATION) return undefined;
+          throw error;
+        }
+        if (attempt === PUT_CATEGORY_ATTEMPTS)
+          throw new Error(`category ${id} was added by another transaction ${attempt} times`);
+      }
+    },
     ping: () => pool.query('SELECT 1'),
     close: () => pool.end(),
     /** The scopes of `key`, or a promise of them, when it is a known, unrevoked key; else false. */
     authenticate: keys.authenticate,
     isUnavailable,
   };
+}
+
+/**
+ * One attempt of putCategory: the answer or refusal, or null when a concurrent transaction added
+ * the id first. A name another category has fails the statement (the UNIQUE constraint).
+ */
+async function nameCategory(client, id, name, refuse) {
+  const locked = await client.query({ ...LOCK_CATEGORY, values: [id], rowMode: 'array' });
+  const row = locked.rows[0];
+  // A deleted category keeps its row without a name (src/categories/category.entity.ts).
+  const current = row?.[1] == null ? undefined : row;
+  const refusal = refuse(current);
+  if (refusal !== undefined) return refusal;
+  if (current?.[1] === name) return [id, name, current[2], false];
+  const statement = row === undefined ? INSERT_CATEGORY_WITH_EVENT : RENAME_CATEGORY_WITH_EVENT;
+  const [type, occurredAt, , category, previous] = categoryEventRow(id, name, current?.[1]);
+  const values = [id, name, type, occurredAt, category, previous];
+  const written = await client.query({ ...statement, values, rowMode: 'array' });
+  if (written.rows.length === 0) return null;
+  return [id, name, written.rows[0][0], current === undefined];
 }
 
 /** Errors that mean "cannot serve now" rather than a bug (src/database/database-errors.ts). */

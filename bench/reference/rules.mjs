@@ -19,6 +19,7 @@ const LIMIT_MUST = `limit must be a decimal integer from 1 to ${MAX_PAGE_SIZE}`;
 const QUERY_STATUS_MUST = 'status must be one of available, pending, sold';
 const CURSOR_MUST = 'cursor must be a cursor taken from a Link rel="next" header';
 export const PET_ID_ERROR = `petId must be a decimal integer from 1 to ${MAX_ID}`;
+export const CATEGORY_ID_ERROR = `categoryId must be a decimal integer from 1 to ${MAX_ID}`;
 
 /** Status code and fixed meaning of every error code (src/errors/error-codes.ts). */
 export const ERROR_CODES = {
@@ -42,6 +43,16 @@ export const ERROR_CODES = {
     status: 409,
     meaning:
       "The status change is not allowed from the pet's current status; the message names both and the allowed targets. Nothing was changed.",
+  },
+  PET_HELD: {
+    status: 409,
+    meaning:
+      'The pet is held by an open order, so it cannot be deleted until the order is completed, cancelled or expires. Nothing was changed.',
+  },
+  CATEGORY_NAME_TAKEN: {
+    status: 409,
+    meaning:
+      'Another category already has this name (names are unique, compared exactly); the message names it. Nothing was changed.',
   },
   GONE: {
     status: 410,
@@ -138,7 +149,7 @@ function unknownField(key) {
 }
 
 /**
- * Messages for the keys of `object` other than its three `known` ones: the dropped keys first, then
+ * Messages for the keys of `object` other than its `known` ones (up to three): the dropped keys first, then
  * the rest (the whitelist's), each group in key order. Undefined when there are none.
  */
 function unknownFieldsError(object, known1, known2, known3) {
@@ -217,6 +228,19 @@ export function petPatchError(body) {
   return message;
 }
 
+/**
+ * putCategory body rules (src/categories/dto/category-name.dto.ts): unknown fields first, as
+ * newPetError reports them, then the name.
+ */
+export function categoryNameError(body) {
+  const shape = shapeError(body, 'request body');
+  if (shape !== undefined) return shape;
+  const message = unknownFieldsError(body, 'name');
+  const { name } = body;
+  if (isPetName(name)) return message;
+  return join(message, name === undefined ? 'name is required' : NAME_MUST);
+}
+
 function join(message, more) {
   return message === undefined ? more : `${message}; ${more}`;
 }
@@ -268,9 +292,12 @@ export function parseListQuery(query) {
   return message === undefined ? { limit, status, afterId } : { error: message };
 }
 
-/** getPet path rule: the id as a number, or undefined when malformed (then PET_ID_ERROR). */
-export function parsePetId(petId) {
-  const id = decimalInteger(petId);
+/**
+ * The rule of an id in a path (src/http/path-id.pipe.ts): the id as a number, or undefined when
+ * malformed (then PET_ID_ERROR or CATEGORY_ID_ERROR).
+ */
+export function parsePathId(segment) {
+  const id = decimalInteger(segment);
   return isId(id) ? id : undefined;
 }
 
@@ -317,12 +344,30 @@ export function petEventRow(type, pet, before) {
   return [type, new Date().toISOString(), id, petJson(id, name, categoryId, status), previous];
 }
 
+/** The Category as putCategory sends it: `{"id","name"}`. */
+export function categoryJson(id, name) {
+  return `{"id":${id},"name":${JSON.stringify(name)}}`;
+}
+
+/**
+ * The `pet_events` row of a category.updated, as [type, occurred_at, id, category, previous]
+ * (src/categories/categories.repository.ts insertEvent): the Category after the change, and the
+ * name before when it had one.
+ */
+export function categoryEventRow(id, name, previousName) {
+  const previous = previousName === undefined ? null : JSON.stringify({ name: previousName });
+  return ['category.updated', new Date().toISOString(), id, categoryJson(id, name), previous];
+}
+
 // Conditional requests (src/http/conditional-get.ts, if-match.ts, entity-tags.ts).
 
 /** A pet's strong ETag: its id and revision (src/pets/pet-entity-tag.ts). */
 export function petEntityTag(id, revision) {
   return `"${id}-${revision}"`;
 }
+
+/** A category's strong ETag, made as a pet's (src/categories/category-entity-tag.ts). */
+export const categoryEntityTag = petEntityTag;
 
 /** The weak ETag of an answer: SHA-1 of its Link header (when it has one) and body. */
 export function entityTagOf(body, link) {

@@ -1,6 +1,6 @@
-// Reference implementation of the Animal Store API for the benchmark: the same four operations with
-// the same wire semantics as the service (src/), on bare Fastify + better-sqlite3 or `pg`, no
-// framework or ORM in between. It is the ceiling the service is raced against (bench/run.mjs), so every choice
+// Reference implementation of the Animal Store API for the benchmark: the operations the bench races
+// (listPets, getPet, createPet, updatePet, deletePet, putCategory) with the same wire semantics as
+// the service (src/), on bare Fastify + better-sqlite3 or `pg`, no framework or ORM in between. It is the ceiling the service is raced against (bench/run.mjs), so every choice
 // here is "the fastest thing that is still byte-identical on the wire".
 //
 //   PORT=3001 DATABASE_PATH=data/animal-store.sqlite node bench/reference/server.mjs
@@ -9,16 +9,22 @@
 // Env: PORT (default 3001), HOST (127.0.0.1), DATABASE_PATH (a SQLite file the service already
 // migrated) or DATABASE_URL (a postgres:// database the service already migrated),
 // BODY_LIMIT_BYTES (16384), LOG_LEVEL (info). The parity tests are in test/e2e/reference-parity/.
-// createPet and updatePet write their `pet_events` row in the change's transaction, as the service
-// does (store.mjs, pg-store.mjs; test/e2e/reference-parity/pet-events.e2e-spec.ts).
+// Every change writes its `pet_events` row in the change's transaction, as the service does
+// (store.mjs, pg-store.mjs; test/e2e/reference-parity/pet-events.e2e-spec.ts).
 // Not mirrored: rate limits (the bench and the parity test run the service with
 // RATE_LIMIT_PER_MINUTE=0), Idempotency-Key (neither sends one), key expiry (neither's keys
-// expire) and the /docs routes (so another method on /docs is a 404 here, a 405 in the service).
+// expire), the /docs routes (so another method on /docs is a 404 here, a 405 in the service), and
+// the operations the bench does not race: the other category operations, listPets' categoryId,
+// getInventory, the event feed and webhooks (their paths are a 404 here).
 import Fastify, { LogController } from 'fastify';
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import {
+  CATEGORY_ID_ERROR,
+  categoryEntityTag,
+  categoryJson,
+  categoryNameError,
   encodeCursor,
   entityTagOf,
   errorBody,
@@ -29,7 +35,7 @@ import {
   newPetError,
   parseIfMatch,
   parseListQuery,
-  parsePetId,
+  parsePathId,
   PET_ID_ERROR,
   petEntityTag,
   petJson,
@@ -64,6 +70,8 @@ function fail(message) {
 const JSON_TYPE = 'application/json; charset=utf-8';
 const PETS_PATH = '/v1/pets';
 const PET_PATH = `${PETS_PATH}/:petId`;
+const CATEGORIES_PATH = '/v1/categories';
+const CATEGORY_PATH = `${CATEGORIES_PATH}/:categoryId`;
 const WWW_AUTHENTICATE = 'Bearer realm="animal-store"';
 
 /** getPet's sunset (src/pets/get-pet-deprecation.ts): 410 GONE from this instant on. */
@@ -91,6 +99,7 @@ const CANNOT_WRITE = errorBody('FORBIDDEN', 'This API key lacks the scope pets:w
 const NO_SUCH_ROUTE = errorBody('NOT_FOUND', 'No such route');
 const MALFORMED_URL = errorBody('VALIDATION_FAILED', 'The request URL is malformed');
 const BAD_PET_ID = errorBody('VALIDATION_FAILED', PET_ID_ERROR);
+const BAD_CATEGORY_ID = errorBody('VALIDATION_FAILED', CATEGORY_ID_ERROR);
 const INTERNAL_ERROR = errorBody('INTERNAL_ERROR', 'Internal server error');
 const UNAVAILABLE = errorBody('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later');
 const DATABASE_UNAVAILABLE = errorBody(
@@ -449,7 +458,7 @@ app.get(PET_PATH, { onSend: noTypeOn304 }, (request, reply) => {
   return withAnswer(authError(request, 'pets:read'), (denied) => {
     if (denied !== undefined) return refuse(request, reply, denied, sendGetPet);
     if (Date.now() >= SUNSET.getTime()) return sendGetPet(request, reply, 410, GONE);
-    const id = parsePetId(request.params.petId);
+    const id = parsePathId(request.params.petId);
     if (id === undefined) return sendGetPet(request, reply, 400, BAD_PET_ID);
     return withAnswer(store.byId(id), (row) => {
       if (row === undefined)
@@ -484,7 +493,7 @@ app.patch(PET_PATH, (request, reply) => {
     const invalid = petPatchError(patch);
     if (invalid !== undefined)
       return send(request, reply, 400, errorBody('VALIDATION_FAILED', invalid));
-    const id = parsePetId(request.params.petId);
+    const id = parsePathId(request.params.petId);
     if (id === undefined) return send(request, reply, 400, BAD_PET_ID);
     const answer = store.update(id, (row) => changedRow(id, row, patch, ifMatch));
     return withAnswer(answer, (outcome) => {
@@ -509,7 +518,7 @@ app.delete(PET_PATH, (request, reply) => {
     const ifMatch = ifMatchField === undefined ? undefined : parseIfMatch(ifMatchField);
     if (ifMatchField !== undefined && ifMatch === undefined)
       return send(request, reply, 400, BAD_IF_MATCH);
-    const id = parsePetId(request.params.petId);
+    const id = parsePathId(request.params.petId);
     if (id === undefined) return send(request, reply, 400, BAD_PET_ID);
     const answer = store.remove(id, (row, held) => deletionRefusal(id, row, held, ifMatch));
     return withAnswer(answer, (refusal) => {
@@ -556,10 +565,67 @@ function changedRow(id, row, { name, categoryId, status }, ifMatch) {
   return next[1] === row[1] && next[2] === Number(row[2]) && next[3] === row[3] ? row : next;
 }
 
-function preconditionFailed(id) {
+function preconditionFailed(id, what = 'pet') {
   return errorBody(
     'PRECONDITION_FAILED',
-    `If-Match does not match the current ETag of pet ${id}: read the pet again, then retry`,
+    `If-Match does not match the current ETag of ${what} ${id}: read the ${what} again, then retry`,
+  );
+}
+
+/**
+ * putCategory (src/categories/categories.controller.ts putCategory, categories.service.ts put):
+ * refusals in the service's order, 401, 403, then If-Match, the body and the id (as on updatePet,
+ * whose parameters come in the same order), then 412 from the locked row and 409 from the UNIQUE
+ * constraint. A new name writes its category.updated event in the same transaction.
+ */
+app.put(CATEGORY_PATH, (request, reply) => {
+  if (request.params.categoryId === '') return reply.callNotFound();
+  return withAnswer(authError(request, 'pets:write'), (denied) => {
+    if (denied !== undefined) return refuse(request, reply, denied, send);
+    const ifMatchField = request.headers['if-match'];
+    const ifMatch = ifMatchField === undefined ? undefined : parseIfMatch(ifMatchField);
+    if (ifMatchField !== undefined && ifMatch === undefined)
+      return send(request, reply, 400, BAD_IF_MATCH);
+    const body = request.body;
+    if (body instanceof RejectedBody) {
+      if (body.headers !== undefined) reply.headers(body.headers);
+      return send(request, reply, body.status, body.body);
+    }
+    const invalid = categoryNameError(body);
+    if (invalid !== undefined)
+      return send(request, reply, 400, errorBody('VALIDATION_FAILED', invalid));
+    const id = parsePathId(request.params.categoryId);
+    if (id === undefined) return send(request, reply, 400, BAD_CATEGORY_ID);
+    const { name } = body;
+    const answer = store.putCategory(id, name, (current) => renameRefusal(id, current, ifMatch));
+    return withAnswer(answer, (outcome) => {
+      if (outcome === undefined) return send(request, reply, 409, nameTaken(name));
+      if (!Array.isArray(outcome)) return send(request, reply, outcome.status, outcome.body);
+      const [, , revision, created] = outcome;
+      reply.header('etag', categoryEntityTag(id, revision));
+      return send(request, reply, created ? 201 : 200, categoryJson(id, name));
+    });
+  });
+});
+
+/**
+ * The 412 when If-Match does not name the ETag of category `id`, given its locked row while it
+ * has a name: an id without a name matches no tag, not even `*`. Undefined when the PUT may go on.
+ */
+function renameRefusal(id, current, ifMatch) {
+  if (ifMatch === undefined) return undefined;
+  if (
+    current !== undefined &&
+    (ifMatch === '*' || ifMatch.includes(categoryEntityTag(id, current[2])))
+  )
+    return undefined;
+  return { status: 412, body: preconditionFailed(id, 'category') };
+}
+
+function nameTaken(name) {
+  return errorBody(
+    'CATEGORY_NAME_TAKEN',
+    `Another category is already named ${JSON.stringify(name)}: choose another name`,
   );
 }
 
@@ -587,6 +653,9 @@ function allowedMethods(target) {
   if (path === PETS_PATH) return 'GET, HEAD, POST';
   if (path.startsWith('/v1/pets/') && path.indexOf('/', 9) === -1 && path.length > 9)
     return 'DELETE, GET, HEAD, PATCH';
+  if (path === CATEGORIES_PATH) return 'GET, HEAD';
+  if (path.startsWith(`${CATEGORIES_PATH}/`) && path.indexOf('/', 15) === -1 && path.length > 15)
+    return 'DELETE, GET, HEAD, PUT';
   if (path === '/health/live' || path === '/health/ready') return 'GET, HEAD';
   return undefined;
 }

@@ -1,7 +1,7 @@
 // The SQLite side of the reference: the service's own tables (src/database/migrations), opened as
 // the service opens them (WAL, 5 s busy timeout), every statement prepared once at start.
 import { Database } from '../lib/better-sqlite3.mjs';
-import { petEventRow } from './rules.mjs';
+import { categoryEventRow, petEventRow } from './rules.mjs';
 import { createVerifiedKeys } from './verified-keys.mjs';
 
 export function openStore(path) {
@@ -32,6 +32,15 @@ export function openStore(path) {
   );
   const held = db.prepare('SELECT pet_id FROM pet_holds WHERE pet_id = ?').pluck();
   const remove = db.prepare('DELETE FROM pets WHERE id = ?');
+  const categoryById = db.prepare('SELECT id, name, revision FROM categories WHERE id = ?').raw();
+  const insertCategory = db
+    .prepare('INSERT INTO categories (id, name) VALUES (?, ?) RETURNING revision')
+    .pluck();
+  const renameCategory = db
+    .prepare(
+      'UPDATE categories SET name = ?, revision = revision + 1 WHERE id = ? RETURNING revision',
+    )
+    .pluck();
   const keyByPrefix = db.prepare(
     'SELECT key_hash, revoked_at, scopes FROM api_keys WHERE prefix = ?',
   );
@@ -58,6 +67,18 @@ export function openStore(path) {
     remove.run(id);
     insertEvent.run(petEventRow('pet.deleted', row));
     return undefined;
+  });
+  const naming = db.transaction((id, name, refuse) => {
+    const row = categoryById.get(id);
+    // A deleted category keeps its row without a name (src/categories/category.entity.ts).
+    const current = row?.[1] == null ? undefined : row;
+    const refusal = refuse(current);
+    if (refusal !== undefined) return refusal;
+    if (current?.[1] === name) return [id, name, current[2], false];
+    const revision =
+      row === undefined ? insertCategory.get(id, name) : renameCategory.get(name, id);
+    insertEvent.run(categoryEventRow(id, name, current?.[1]));
+    return [id, name, revision, current === undefined];
   });
   const create = db.transaction((name, categoryId, status) => {
     const id = Number(insert.run(name, categoryId, status).lastInsertRowid);
@@ -86,6 +107,21 @@ export function openStore(path) {
      * the pet goes with its pet.deleted event. The refusal, or undefined, comes back.
      */
     remove: (id, refuse) => removal.immediate(id, refuse),
+    /**
+     * putCategory's transaction (src/categories/categories.service.ts put): `refuse` gets the
+     * category's row [id, name, revision] while it has a name, else undefined, and returns a
+     * refusal or undefined. Without one, the category as answered comes back,
+     * [id, name, revision, created], its category.updated event written with it unless the name
+     * was already its own; undefined when another category has the name (the UNIQUE constraint).
+     */
+    putCategory: (id, name, refuse) => {
+      try {
+        return naming.immediate(id, name, refuse);
+      } catch (error) {
+        if (error?.code === 'SQLITE_CONSTRAINT_UNIQUE') return undefined;
+        throw error;
+      }
+    },
     ping: () => ping.get(),
     close: () => db.close(),
 

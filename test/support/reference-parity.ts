@@ -203,6 +203,35 @@ export async function startParityPair(engine: Engine = 'sqlite'): Promise<Parity
   };
 }
 
+/** A row of text and integer columns, as either driver gives it (bigint as a string on PostgreSQL). */
+type StoredRow = Record<string, string | number | null>;
+
+/**
+ * The rows `sql` reads from the database at `url` (`sqlite:<path>` or `postgres://…`), every value
+ * as text (null as null), so both engines' rows compare equal. For text and integer columns only.
+ */
+export async function readRows(url: string, sql: string): Promise<Record<string, string | null>[]> {
+  const asText = (row: StoredRow) =>
+    Object.fromEntries(
+      Object.entries(row).map(([column, value]) => [column, value === null ? null : String(value)]),
+    );
+  if (url.startsWith('sqlite:')) {
+    const db = new Database(sqlitePathOf(url), { readonly: true, fileMustExist: true });
+    try {
+      return (db.prepare(sql).all() as StoredRow[]).map(asText);
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<StoredRow>(sql)).rows.map(asText);
+  } finally {
+    await client.end();
+  }
+}
+
 async function killed(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill('SIGKILL');

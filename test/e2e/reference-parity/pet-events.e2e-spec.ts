@@ -1,10 +1,9 @@
-import { betterSqlite3 } from '../../../src/database/better-sqlite3.js';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   asJson,
   auth,
   json,
+  readRows,
   send,
   SEEDED_PETS,
   startParityPair,
@@ -14,8 +13,6 @@ import {
   type ParityPair,
 } from '../../support/reference-parity.js';
 import { ENGINES } from '../../support/test-database.js';
-
-const Database = betterSqlite3();
 
 /** A `pet_events` row as compared: everything but its position and timestamp. */
 interface EventRow {
@@ -164,26 +161,14 @@ describe.each(ENGINES)('bench reference writes the events the service writes [%s
 
 /** The `pet_events` rows of a database in their order, positions and timestamps left out. */
 async function eventsOf(url: string): Promise<EventRow[]> {
-  const sql = 'SELECT type, pet_id, pet, previous FROM pet_events ORDER BY tx, seq';
-  const toRow = (row: Record<string, unknown>): EventRow => ({
-    type: row.type as string,
-    petId: String(row.pet_id),
-    pet: row.pet as string,
-    previous: row.previous as string | null,
-  });
-  if (url.startsWith('sqlite:')) {
-    const db = new Database(url.slice('sqlite:'.length), { readonly: true, fileMustExist: true });
-    try {
-      return (db.prepare(sql).all() as Record<string, unknown>[]).map(toRow);
-    } finally {
-      db.close();
-    }
-  }
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows.map(toRow);
-  } finally {
-    await client.end();
-  }
+  const rows = await readRows(
+    url,
+    'SELECT type, pet_id, pet, previous FROM pet_events ORDER BY tx, seq',
+  );
+  return rows.map((row) => ({
+    type: row.type!,
+    petId: row.pet_id!,
+    pet: row.pet!,
+    previous: row.previous,
+  }));
 }
