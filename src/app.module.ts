@@ -12,6 +12,7 @@ import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { HttpModule } from './http/http.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { OrdersModule } from './orders/orders.module.js';
 import { RouteTable } from './http/route-table.js';
 import { PetsModule } from './pets/pets.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
@@ -32,6 +33,7 @@ export class AppModule {
         AuthModule,
         RateLimitModule.forRoot(config),
         PetsModule,
+        OrdersModule,
         EventsModule,
         WebhooksModule,
         HealthModule,

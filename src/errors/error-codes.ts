@@ -18,7 +18,7 @@ export const ERROR_CODES = {
     meaning:
       'The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed.',
   },
-  NOT_FOUND: { status: 404, meaning: 'No pet or webhook with that id, or no such route.' },
+  NOT_FOUND: { status: 404, meaning: 'No pet, order or webhook with that id, or no such route.' },
   METHOD_NOT_ALLOWED: {
     status: 405,
     meaning: 'The path exists but not with this method; see the Allow header.',
@@ -27,6 +27,21 @@ export const ERROR_CODES = {
     status: 409,
     meaning:
       "The status change is not allowed from the pet's current status; the message names both and the allowed targets. Nothing was changed.",
+  },
+  PET_HELD: {
+    status: 409,
+    meaning:
+      'The pet is held by an open order: its status cannot change and it cannot be deleted until the order is completed, cancelled or expires. Nothing was changed.',
+  },
+  PET_NOT_AVAILABLE: {
+    status: 409,
+    meaning:
+      'Only an available pet can be ordered; the message names the pet’s status (pending, sold, none, or held by an open order). Nothing was changed.',
+  },
+  ORDER_NOT_OPEN: {
+    status: 409,
+    meaning:
+      'Only an open order before its expiresAt can be completed or cancelled; the message names the order’s status. Nothing was changed.',
   },
   WEBHOOK_LIMIT_REACHED: {
     status: 409,
@@ -45,7 +60,7 @@ export const ERROR_CODES = {
   PRECONDITION_FAILED: {
     status: 412,
     meaning:
-      'If-Match names no current ETag of the pet: it changed since it was read. Nothing was changed.',
+      'If-Match names no current ETag of the pet or order: it changed since it was read. Nothing was changed.',
   },
   PAYLOAD_TOO_LARGE: {
     status: 413,

@@ -1,13 +1,17 @@
 import { eventIdOf } from './event-position.js';
-import type { EventPet } from './pet-event.js';
+import { type EventPet, subjectOf } from './pet-event.js';
 import type { StoredPetEvent } from './pet-events.repository.js';
 
-/** The wire form of an event: stored JSON pieces put together, in the documented key order. */
+/**
+ * The wire form of an event: stored JSON pieces put together, in the documented key order. The
+ * `pet` column holds what changed, a pet or an order, and the type says which.
+ */
 export function eventJson(event: StoredPetEvent): string {
   const previous = event.previous === null ? '' : `,"previous":${event.previous}`;
+  const subject = `"${subjectOf(event.type)}":${event.pet}`;
   return (
     `{"id":"${eventIdOf(event)}","type":"${event.type}",` +
-    `"timestamp":"${event.occurredAt.toISOString()}","data":{"pet":${event.pet}${previous}}}`
+    `"timestamp":"${event.occurredAt.toISOString()}","data":{${subject}${previous}}}`
   );
 }
 

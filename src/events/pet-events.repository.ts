@@ -4,11 +4,14 @@ import { Metrics } from '../metrics/metrics.js';
 import { type Row, SqlRunner, type Statement } from '../database/sql-runner.js';
 import { eventOrder } from './event-order.js';
 import type { EventPosition } from './event-position.js';
-import type { PetEventType } from './pet-event.js';
+import type { EventType } from './pet-event.js';
 
-/** An event as stored: its position, and its pet and previous values as JSON text. */
+/**
+ * An event as stored: its position, and as JSON text what changed (a pet, or an order: the type
+ * says which) and its previous values.
+ */
 export interface StoredPetEvent extends EventPosition {
-  type: PetEventType;
+  type: EventType;
   occurredAt: Date;
   pet: string;
   previous: string | null;
@@ -94,7 +97,7 @@ export class PetEventsRepository {
    * committed: counted, and event streams everywhere wake without waiting for their poll
    * (docs/events.md, "The stream").
    */
-  committed(type: PetEventType): void {
+  committed(type: EventType): void {
     this.metrics?.eventsCommitted.inc({ type });
     for (const listener of this.committedListeners) listener();
     this.notifications.announce();
@@ -219,7 +222,7 @@ function positionOfRow(row: Row): EventPosition {
 function toStoredEvent(row: Row): StoredPetEvent {
   return {
     ...positionOfRow(row),
-    type: row.type as PetEventType,
+    type: row.type as EventType,
     occurredAt: new Date(row.occurred_at as Date | string),
     pet: row.pet as string,
     previous: row.previous as string | null,

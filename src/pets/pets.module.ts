@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
 import { EventsModule } from '../events/events.module.js';
+import { OrdersModule } from '../orders/orders.module.js';
 import { Clock } from '../time/clock.js';
 import { IdempotencyKeyEntity } from './idempotency-key.entity.js';
 import { IdempotencyKeySweep } from './idempotency-key-sweep.js';
@@ -12,7 +13,13 @@ import { PetsService } from './pets.service.js';
 
 @Module({
   // The sunset guard notes which API key called a deprecated operation.
-  imports: [AuthModule, EventsModule, TypeOrmModule.forFeature([PetEntity, IdempotencyKeyEntity])],
+  imports: [
+    AuthModule,
+    EventsModule,
+    // A held pet's status is the order's to change (docs/api-design.md, "Orders").
+    OrdersModule,
+    TypeOrmModule.forFeature([PetEntity, IdempotencyKeyEntity]),
+  ],
   controllers: [PetsController],
   providers: [PetsService, PetsRepository, IdempotencyKeySweep, Clock],
 })

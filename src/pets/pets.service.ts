@@ -20,6 +20,7 @@ import {
 import type { IdempotencyKeyEntity } from './idempotency-key.entity.js';
 import type { PetEventRecord } from '../events/pet-event.js';
 import { PetEventsRepository } from '../events/pet-events.repository.js';
+import { petHeld, PetHolds } from '../orders/pet-holds.js';
 import { currentTraceParent } from '../telemetry/tracing.js';
 import { Clock } from '../time/clock.js';
 
@@ -47,6 +48,7 @@ export class PetsService {
     private readonly pets: PetsRepository,
     private readonly events: PetEventsRepository,
     private readonly clock: Clock,
+    private readonly holds: PetHolds,
   ) {}
 
   async list({ limit = DEFAULT_PAGE_SIZE, status, cursor }: ListPetsQueryDto): Promise<PetPage> {
@@ -149,7 +151,10 @@ export class PetsService {
   async update(id: number, patch: PetPatchDto, ifMatch: IfMatch | undefined): Promise<TaggedPet> {
     const current = await this.pets.findLatestById(id);
     if (!current) throw notFound(`No pet with id ${id}`);
-    const next = patched(current, patch, ifMatch);
+    // Only a pending pet can be held (docs/api-design.md, "Orders"); a lapsed hold ends first.
+    const hold = current.status === 'pending' ? await this.holds.holdOf(id) : 'free';
+    if (hold === 'released') return this.update(id, patch, ifMatch);
+    const next = patched(current, patch, ifMatch, hold === 'held');
     if (!next) return tagged(current);
     const updated = await this.pets.updateIfAt(
       current.revision,
@@ -166,19 +171,30 @@ export class PetsService {
     patch: PetPatchDto,
     ifMatch: IfMatch | undefined,
   ): Promise<TaggedPet> {
-    const { pet, changed } = await this.pets.transaction(async (transaction) => {
-      const current = await this.pets.lockById(transaction, id);
-      if (!current) throw notFound(`No pet with id ${id}`);
-      const next = patched(current, patch, ifMatch);
-      if (!next) return { pet: current, changed: false };
-      const record = this.changeRecord(current, next);
-      return {
-        pet: await this.pets.update(transaction, current.revision, next, record),
-        changed: true,
-      };
-    });
-    if (changed) this.events.committed('pet.updated');
-    return tagged(pet);
+    let result;
+    try {
+      result = await this.pets.transaction(async (transaction) => {
+        const current = await this.pets.lockById(transaction, id);
+        if (!current) throw notFound(`No pet with id ${id}`);
+        const hold =
+          current.status === 'pending' ? await this.holds.holdWhileLocked(transaction, id) : 'free';
+        // A lapsed hold is released in a transaction of its own, which needs this pet's row.
+        if (hold === 'lapsed') throw new HoldLapsed();
+        const next = patched(current, patch, ifMatch, hold === 'held');
+        if (!next) return { pet: current, changed: false };
+        const record = this.changeRecord(current, next);
+        return {
+          pet: await this.pets.update(transaction, current.revision, next, record),
+          changed: true,
+        };
+      });
+    } catch (error) {
+      if (!(error instanceof HoldLapsed)) throw error;
+      await this.holds.holdOf(id);
+      return this.update(id, patch, ifMatch);
+    }
+    if (result.changed) this.events.committed('pet.updated');
+    return tagged(result.pet);
   }
 
   private changeRecord(current: PetEntity, next: PetFields): PetEventRecord {
@@ -188,12 +204,13 @@ export class PetsService {
 
 /**
  * The pet's fields after the patch; undefined when it changes nothing. Throws the refusal the
- * patch earns against `current`: 412, then 409.
+ * patch earns against `current`: 412, then 409 (a status change of a `held` pet first).
  */
 function patched(
   current: PetEntity,
   patch: PetPatchDto,
   ifMatch: IfMatch | undefined,
+  held: boolean,
 ): PetFields | undefined {
   if (!ifMatchAllows(ifMatch, etagOf(current))) {
     throw new ApiError(
@@ -201,6 +218,7 @@ function patched(
       `If-Match does not match the current ETag of pet ${current.id}: read the pet again, then retry`,
     );
   }
+  if (held && patch.status !== undefined) throw petHeld(current.id);
   if (patch.status !== undefined && !canTransition(current.status, patch.status)) {
     throw invalidTransition(current.id, current.status, patch.status);
   }
@@ -215,6 +233,9 @@ function patched(
 
 /** Thrown inside the claim's transaction to roll the pet back when the key is already taken. */
 class ClaimTaken extends Error {}
+
+/** Thrown inside a locked change to roll it back: the pet's hold lapsed and is released first. */
+class HoldLapsed extends Error {}
 
 /** The changed members' old values, in the Pet's order; a status the pet lacked as null. */
 function previousFields(pet: PetEntity, next: PetFields): Record<string, unknown> {

@@ -7,7 +7,7 @@ import {
 } from '../database/sql-runner.js';
 import { eventOrder } from '../events/event-order.js';
 import type { EventPosition } from '../events/event-position.js';
-import type { PetEventType } from '../events/pet-event.js';
+import type { EventType } from '../events/pet-event.js';
 import type { SigningSecrets } from './webhook-signature.js';
 import { eventTypesOfColumn, OWED_COUNTED_UP_TO } from './webhook-subscription.js';
 
@@ -18,7 +18,7 @@ import { eventTypesOfColumn, OWED_COUNTED_UP_TO } from './webhook-subscription.j
 export interface LeasedSubscription extends SigningSecrets {
   id: number;
   url: string;
-  eventTypes: PetEventType[] | null;
+  eventTypes: EventType[] | null;
   after: EventPosition;
 }
 

@@ -1,4 +1,4 @@
-import type { PetEventType } from '../events/pet-event.js';
+import type { EventType } from '../events/pet-event.js';
 
 /**
  * The most webhooks the store may have: each costs an attempt per event, and its id labels
@@ -29,7 +29,7 @@ export interface WebhookSubscription {
   id: number;
   url: string;
   /** The event types sent to it; null: every type, including types added later. */
-  eventTypes: PetEventType[] | null;
+  eventTypes: EventType[] | null;
   createdAt: Date;
   disabledAt: Date | null;
   disabledReason: string | null;
@@ -49,10 +49,10 @@ export interface WebhookSubscriptionWithSecret {
 }
 
 /** `event_types` as stored: NULL for every type, else a JSON array of them. */
-export function eventTypesOfColumn(value: unknown): PetEventType[] | null {
-  return value === null ? null : (JSON.parse(value as string) as PetEventType[]);
+export function eventTypesOfColumn(value: unknown): EventType[] | null {
+  return value === null ? null : (JSON.parse(value as string) as EventType[]);
 }
 
-export function eventTypesColumn(types: PetEventType[] | null): string | null {
+export function eventTypesColumn(types: EventType[] | null): string | null {
   return types && JSON.stringify(types);
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { type Row, SqlRunner } from '../database/sql-runner.js';
 import type { EventPosition } from '../events/event-position.js';
-import type { PetEventType } from '../events/pet-event.js';
+import type { EventType } from '../events/pet-event.js';
 import { deliveriesCounted, owedOf, unsentEventsCounted } from './webhook-deliveries.repository.js';
 import {
   eventTypesColumn,
@@ -11,7 +11,7 @@ import {
 
 export interface NewWebhookSubscription {
   url: string;
-  eventTypes: PetEventType[] | null;
+  eventTypes: EventType[] | null;
   secret: string;
   createdAt: Date;
   /** Deliveries are owed for the events after this position. */

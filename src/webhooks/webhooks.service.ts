@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { notFound, validationFailed, webhookLimitReached } from '../errors/api-error.js';
-import { PET_EVENT_TYPES } from '../events/pet-event.js';
+import { EVENT_TYPES } from '../events/pet-event.js';
 import { PetEventsRepository } from '../events/pet-events.repository.js';
 import { Clock } from '../time/clock.js';
 import type { NewWebhookDto } from './dto/new-webhook.dto.js';
@@ -43,8 +43,8 @@ export class WebhooksService {
     const id = await this.subscriptions.create(
       {
         url: target.href,
-        // In the order of PET_EVENT_TYPES, so equal filters are stored and shown alike.
-        eventTypes: events ? PET_EVENT_TYPES.filter((type) => events.includes(type)) : null,
+        // In the order of EVENT_TYPES, so equal filters are stored and shown alike.
+        eventTypes: events ? EVENT_TYPES.filter((type) => events.includes(type)) : null,
         secret,
         createdAt: this.clock.now(),
         after: await this.events.findNewestPositionOnPrimary(),

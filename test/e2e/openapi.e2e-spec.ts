@@ -33,7 +33,7 @@ describe('OpenAPI document', () => {
     ]);
   });
 
-  it('has the three operations of the seed, updatePet, the events and the webhooks, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
+  it('has the three operations of the seed, updatePet, the orders, the events and the webhooks, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item as Json).map(([method, op]): Json => ({ path, method, ...(op as Json) })),
     );
@@ -46,6 +46,11 @@ describe('OpenAPI document', () => {
       'createPet POST /pets',
       'getPet GET /pets/{petId}',
       'updatePet PATCH /pets/{petId}',
+      'listOrders GET /orders',
+      'createOrder POST /orders',
+      'getOrder GET /orders/{orderId}',
+      'completeOrder POST /orders/{orderId}/complete',
+      'cancelOrder POST /orders/{orderId}/cancel',
       'listEvents GET /events',
       'streamEvents GET /events/stream',
       'createWebhook POST /webhooks',
@@ -59,6 +64,11 @@ describe('OpenAPI document', () => {
       createPet: 'pets:write',
       getPet: 'pets:read',
       updatePet: 'pets:write',
+      listOrders: 'pets:read',
+      createOrder: 'orders:write',
+      getOrder: 'pets:read',
+      completeOrder: 'orders:write',
+      cancelOrder: 'orders:write',
       listEvents: 'pets:read',
       streamEvents: 'pets:read',
       createWebhook: 'webhooks:manage',
@@ -68,7 +78,7 @@ describe('OpenAPI document', () => {
       rotateWebhookSecret: 'webhooks:manage',
     };
     for (const op of operations) {
-      expect(op.tags).toEqual([/^\/(events|webhooks)/.exec(op.path)?.[1] ?? 'animals']);
+      expect(op.tags).toEqual([/^\/(orders|events|webhooks)/.exec(op.path)?.[1] ?? 'animals']);
       // OpenAPI 3.0 lists scopes in a requirement only for OAuth2 and OpenID Connect schemes.
       expect(op.security).toEqual([{ bearerAuth: [] }]);
       expect(op['x-required-scopes']).toEqual([scopes[op.operationId]]);
@@ -498,6 +508,9 @@ describe('OpenAPI document', () => {
       'NOT_FOUND',
       'METHOD_NOT_ALLOWED',
       'INVALID_TRANSITION',
+      'PET_HELD',
+      'PET_NOT_AVAILABLE',
+      'ORDER_NOT_OPEN',
       'WEBHOOK_LIMIT_REACHED',
       'GONE',
       'CURSOR_EXPIRED',

@@ -63,5 +63,7 @@ async function followToConsole(client: AnimalStoreClient, file: string): Promise
 }
 
 function describeEvent({ id, type, data }: PetEvent): string {
-  return `${id} ${type} ${describePet(data.pet)}`;
+  const { order, pet } = data;
+  if (order) return `${id} ${type} order ${order.id} of pet ${order.petId}: ${order.status}`;
+  return `${id} ${type} ${describePet(pet!)}`;
 }

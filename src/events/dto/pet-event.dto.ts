@@ -1,14 +1,24 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { PET_EVENT_TYPES, type PetEventType } from '../pet-event.js';
+import { EVENT_TYPES, type EventType } from '../pet-event.js';
 
-/** The Pet and PetChange schemas, which the pets feature documents. */
+/** The Pet, PetChange and Order schemas, which the pets and orders features document. */
 const PET_SCHEMA = '#/components/schemas/Pet';
 const PET_CHANGE_SCHEMA = '#/components/schemas/PetChange';
+const ORDER_SCHEMA = '#/components/schemas/Order';
 
 @ApiSchema({ name: 'PetEventData', description: 'What changed.' })
 export class PetEventDataDto {
-  @ApiProperty({ description: 'The pet after the change.', allOf: [{ $ref: PET_SCHEMA }] })
-  pet: object;
+  @ApiPropertyOptional({
+    description: 'pet.* events: the pet after the change.',
+    allOf: [{ $ref: PET_SCHEMA }],
+  })
+  pet?: object;
+
+  @ApiPropertyOptional({
+    description: 'order.* events: the order after the change.',
+    allOf: [{ $ref: ORDER_SCHEMA }],
+  })
+  order?: object;
 
   @ApiPropertyOptional({
     description: 'pet.updated only: the changed members before the change.',
@@ -31,8 +41,13 @@ export class PetEventDto {
   })
   id: string;
 
-  @ApiProperty({ description: 'What happened.', enum: PET_EVENT_TYPES, enumName: 'PetEventType' })
-  type: PetEventType;
+  @ApiProperty({
+    description:
+      'What happened. An order change (order.*) is followed by its pet’s pet.updated, committed together.',
+    enum: EVENT_TYPES,
+    enumName: 'PetEventType',
+  })
+  type: EventType;
 
   @ApiProperty({
     description: 'When the change was made: RFC 3339, UTC, with milliseconds.',

@@ -8,7 +8,7 @@ import {
   type ValidationOptions,
   ValidateIf,
 } from 'class-validator';
-import { PET_EVENT_TYPES, type PetEventType } from '../../events/pet-event.js';
+import { EVENT_TYPES, type EventType } from '../../events/pet-event.js';
 import { expecting } from '../../http/field-messages.js';
 import {
   EVENT_TYPE_LIST_SCHEMA,
@@ -22,7 +22,7 @@ const URL_FIELD = expecting(
 );
 const EVENTS = expecting(
   'events',
-  `a non-empty array of distinct event types, each one of ${PET_EVENT_TYPES.map((type) => `"${type}"`).join(', ')} (or absent for all)`,
+  `a non-empty array of distinct event types, each one of ${EVENT_TYPES.map((type) => `"${type}"`).join(', ')} (or absent for all)`,
 );
 
 /** An absolute http(s) URL with a host, no user name, password or fragment, not too long. */
@@ -62,6 +62,6 @@ export class NewWebhookDto {
   @IsArray(EVENTS)
   @ArrayNotEmpty(EVENTS)
   @ArrayUnique(EVENTS)
-  @IsIn(PET_EVENT_TYPES, { ...EVENTS, each: true })
-  events?: PetEventType[];
+  @IsIn(EVENT_TYPES, { ...EVENTS, each: true })
+  events?: EventType[];
 }

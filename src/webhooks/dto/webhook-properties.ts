@@ -1,6 +1,6 @@
 import type { ApiPropertyOptions } from '@nestjs/swagger';
 import { MAX_ID } from '../../http/canonical-decimal.js';
-import { PET_EVENT_TYPES } from '../../events/pet-event.js';
+import { EVENT_TYPES } from '../../events/pet-event.js';
 
 /** The most characters a webhook URL may have, as the WHATWG URL parser writes it. */
 export const WEBHOOK_URL_MAX_LENGTH = 2048;
@@ -19,7 +19,7 @@ export const WEBHOOK_ID_SCHEMA = {
 /** A list of event types, as a filter names them. */
 export const EVENT_TYPE_LIST_SCHEMA = {
   type: 'array' as const,
-  items: { type: 'string', enum: [...PET_EVENT_TYPES] },
+  items: { type: 'string', enum: [...EVENT_TYPES] },
   example: ['pet.updated'],
 };
 

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import type { PetEventType } from '../../events/pet-event.js';
+import type { EventType } from '../../events/pet-event.js';
 import { OWED_COUNTED_UP_TO } from '../webhook-subscription.js';
 import { TIMESTAMP, WEBHOOK_PROPERTIES } from './webhook-properties.js';
 
@@ -18,7 +18,7 @@ export class WebhookDto {
   url: string;
 
   @ApiProperty(WEBHOOK_PROPERTIES.events)
-  events: PetEventType[] | null;
+  events: EventType[] | null;
 
   @ApiProperty(WEBHOOK_PROPERTIES.createdAt)
   createdAt: string;

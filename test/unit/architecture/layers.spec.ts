@@ -10,6 +10,7 @@ import { SRC, sourceFiles } from './source-files.js';
 const FLOORS: readonly (readonly string[])[] = [
   ['.'],
   ['pets', 'health', 'docs', 'webhooks'],
+  ['orders'],
   ['events'],
   ['deprecation'],
   ['rate-limit'],
