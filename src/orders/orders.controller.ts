@@ -8,7 +8,14 @@ import {
   ApiResponse,
 } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { type ApiKeyPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { RequireScope } from '../auth/require-scope.decorator.js';
+import {
+  ApiIdempotencyKeyHeader,
+  IDEMPOTENT_REPLAYED_HEADER,
+  IDEMPOTENT_REPLAYED_RESPONSE_HEADER,
+  IdempotencyKey,
+} from '../idempotency/idempotency-key.js';
 import { ApiErrorResponses, errorContent } from '../errors/api-error-responses.js';
 import { type IfMatch, IfMatchHeader } from '../http/if-match.js';
 import { ParsePathIdPipe } from '../http/path-id.pipe.js';
@@ -52,8 +59,8 @@ const CREATE_ORDER_DESCRIPTION =
   'Holds an available animal for a buyer: in one transaction the animal becomes `pending` and ' +
   'the order is created `open`, with `expiresAt` `holdSeconds` from now. Of concurrent orders ' +
   'of one animal exactly one succeeds, on any number of instances. From `expiresAt` on the ' +
-  'order can only expire and the animal can be ordered again. Refusals come in this order: ' +
-  '401, 403, 400/413/415, 409.';
+  'order can only expire and the animal can be ordered again. Send an `Idempotency-Key` to make ' +
+  'retries safe. Refusals come in this order: 401, 403, 400/413/415, 409.';
 
 const CLOSE_DESCRIPTION =
   'Refusals come in this order: 401, 403, 400, 404, 412, 409. An open order whose `expiresAt` ' +
@@ -108,12 +115,13 @@ export class OrdersController {
     summary: 'Hold an animal for a buyer',
     description: CREATE_ORDER_DESCRIPTION,
   })
+  @ApiIdempotencyKeyHeader()
   @ApiCreatedResponse({
     description: 'The order, open, holding the animal until `expiresAt`.',
     type: OrderDto,
-    headers: { ETag: ORDER_ETAG, ...RATE_LIMIT_HEADERS },
+    headers: { ETag: ORDER_ETAG, ...IDEMPOTENT_REPLAYED_RESPONSE_HEADER, ...RATE_LIMIT_HEADERS },
   })
-  @ApiErrorResponses(400, 413, 415)
+  @ApiErrorResponses(400, 413, 415, 422)
   @ApiResponse({
     status: 409,
     description:
@@ -123,9 +131,20 @@ export class OrdersController {
   })
   async createOrder(
     @Body() newOrder: NewOrderDto,
+    @IdempotencyKey() idempotencyKey: string | undefined,
+    @CurrentPrincipal() principal: ApiKeyPrincipal,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<OrderDto> {
-    return withEntityTag(reply, await this.orders.place(newOrder));
+  ): Promise<OrderDto | string> {
+    if (idempotencyKey === undefined)
+      return withEntityTag(reply, await this.orders.place(newOrder));
+    const placed = await this.orders.placeOnce(newOrder, principal.id, idempotencyKey);
+    if (!placed.replayed) return withEntityTag(reply, placed);
+    // The stored text goes out as it is, so a replay is the first answer byte for byte.
+    reply
+      .header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+      .header('ETag', placed.etag)
+      .type('application/json; charset=utf-8');
+    return placed.body;
   }
 
   @Get(':orderId')

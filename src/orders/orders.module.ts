@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
 import { EventsModule } from '../events/events.module.js';
+import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { Clock } from '../time/clock.js';
 import { OrderExpirySweep } from './order-expiry-sweep.js';
 import { OrderMetrics } from './order-metrics.js';
@@ -16,7 +17,7 @@ import { PetHolds } from './pet-holds.js';
  * `PetHolds`, which the pets feature asks before it changes a pet's status or deletes it.
  */
 @Module({
-  imports: [AuthModule, EventsModule, TypeOrmModule.forFeature([OrderEntity])],
+  imports: [AuthModule, EventsModule, IdempotencyModule, TypeOrmModule.forFeature([OrderEntity])],
   controllers: [OrdersController],
   providers: [OrdersService, OrdersRepository, OrderMetrics, OrderExpirySweep, PetHolds, Clock],
   exports: [PetHolds],

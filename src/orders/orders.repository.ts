@@ -193,14 +193,16 @@ export class OrdersRepository {
   }
 
   /**
-   * Holds the pet and opens the order, with order.created and pet.updated, in one transaction;
-   * the refusal, writing nothing, when the pet was not available as the row was written.
+   * Holds the pet and opens the order, with order.created and pet.updated, in one transaction
+   * with whatever `alsoInTransaction` writes (an Idempotency-Key's claim); the refusal, writing
+   * nothing, when the pet was not available as the row was written.
    */
   async place(
     petId: number,
     createdAt: Date,
     expiresAt: Date,
     traceContext: string | null,
+    alsoInTransaction?: (transaction: SqlTransaction, change: OrderChange) => Promise<void>,
   ): Promise<OrderChange | PlaceRefusal> {
     try {
       return await this.db.transaction(async (transaction) => {
@@ -218,6 +220,7 @@ export class OrdersRepository {
           pet: toEventPet(petRow),
         };
         await this.writeEvents(transaction, [change], 'order.created', createdAt, traceContext);
+        await alsoInTransaction?.(transaction, change);
         return change;
       });
     } catch (error) {

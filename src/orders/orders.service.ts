@@ -5,6 +5,9 @@ import { PetEventsRepository } from '../events/pet-events.repository.js';
 import { decodeCursor, encodeCursor } from '../http/page-cursor.js';
 import { type IfMatch, ifMatchAllows } from '../http/if-match.js';
 import { DEFAULT_PAGE_SIZE } from '../http/page-limit.js';
+import { requestHash } from '../idempotency/idempotency-key.js';
+import type { StoredResponse } from '../idempotency/idempotency-keys.repository.js';
+import { type ClaimKey, IdempotentCreates } from '../idempotency/idempotent-creates.js';
 import { currentTraceParent } from '../telemetry/tracing.js';
 import { Clock } from '../time/clock.js';
 import type { ListOrdersQueryDto } from './dto/list-orders-query.dto.js';
@@ -16,6 +19,7 @@ import { toOrderDto } from './order-json.js';
 import type { OrderEntity } from './order.entity.js';
 import type { PetHold } from './pet-hold.js';
 import { type OrderChange, OrdersRepository } from './orders.repository.js';
+import type { SqlTransaction } from '../database/sql-runner.js';
 
 export interface OrderPage {
   orders: OrderDto[];
@@ -30,6 +34,13 @@ export interface TaggedOrder {
 }
 
 /**
+ * A createOrder answer with an Idempotency-Key: the order this request placed, or the response
+ * an earlier request with the same key got, as it was sent.
+ */
+export type PlacedOrder =
+  (TaggedOrder & { replayed: false }) | (StoredResponse & { replayed: true });
+
+/**
  * Orders (docs/api-design.md, "Orders"): a hold on an available pet, then its sale, its release,
  * or its expiry at the deadline. Every change is one transaction guarded by the database; a write
  * at or after an order's deadline expires it first, in its own transaction.
@@ -42,6 +53,7 @@ export class OrdersService {
     private readonly clock: Clock,
     private readonly config: AppConfig,
     private readonly metrics: OrderMetrics,
+    private readonly idempotency: IdempotentCreates,
   ) {}
 
   async list({
@@ -77,12 +89,17 @@ export class OrdersService {
    * concurrent orders of one pet the database lets one change it. A pet held by an order whose
    * deadline has passed is released first, in its own transaction, and then ordered.
    */
-  async place({ petId, holdSeconds }: NewOrderDto): Promise<TaggedOrder> {
+  async place(newOrder: NewOrderDto, claimKey?: ClaimKey): Promise<TaggedOrder> {
+    const { petId, holdSeconds } = newOrder;
     const holdMs = (holdSeconds ?? this.config.orderHoldSeconds) * 1000;
+    const claim =
+      claimKey &&
+      ((transaction: SqlTransaction, { order }: OrderChange) =>
+        claimKey(transaction, petId, sentResponse(tagged(order))));
     for (let attempt = 0; ; attempt++) {
       const now = this.clock.now();
       const expiresAt = new Date(now.getTime() + holdMs);
-      const placed = await this.orders.place(petId, now, expiresAt, currentTraceParent());
+      const placed = await this.orders.place(petId, now, expiresAt, currentTraceParent(), claim);
       if (!('refused' in placed)) {
         this.committed('order.created', placed);
         return tagged(placed.order);
@@ -92,6 +109,23 @@ export class OrdersService {
         throw await this.refusal(petId);
       }
     }
+  }
+
+  /**
+   * Places the order once per (API key, Idempotency-Key), as createPet creates a pet
+   * (docs/api-design.md, "Idempotency"): a retry gets the first 201 back, even once the order
+   * has closed; a refusal stores nothing, so a retry asks again.
+   */
+  async placeOnce(newOrder: NewOrderDto, apiKeyId: number, key: string): Promise<PlacedOrder> {
+    const { petId, holdSeconds } = newOrder;
+    const once = await this.idempotency.once(
+      { apiKeyId, key, requestHash: requestHash({ createOrder: [petId, holdSeconds ?? null] }) },
+      (claimKey) => this.place(newOrder, claimKey),
+      // Every order claim stores its response; a claim without one was a pet's.
+      () => Promise.reject(new Error('An order claim without its response')),
+    );
+    if (once.replayed) return { ...once.response, replayed: true };
+    return { ...once.created, replayed: false };
   }
 
   async complete(id: number, ifMatch: IfMatch | undefined): Promise<TaggedOrder> {
@@ -195,4 +229,9 @@ function etagOf(order: OrderEntity): string {
 
 function tagged(order: OrderEntity): TaggedOrder {
   return { order: toOrderDto(order), etag: etagOf(order) };
+}
+
+/** The response as the controller sends it: the serializer writes an Order as JSON.stringify does. */
+function sentResponse({ order, etag }: TaggedOrder): StoredResponse {
+  return { body: JSON.stringify(order), etag };
 }

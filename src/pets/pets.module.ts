@@ -4,8 +4,7 @@ import { AuthModule } from '../auth/auth.module.js';
 import { EventsModule } from '../events/events.module.js';
 import { OrdersModule } from '../orders/orders.module.js';
 import { Clock } from '../time/clock.js';
-import { IdempotencyKeyEntity } from './idempotency-key.entity.js';
-import { IdempotencyKeySweep } from './idempotency-key-sweep.js';
+import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { PetEntity } from './pet.entity.js';
 import { PetsController } from './pets.controller.js';
 import { PetsRepository } from './pets.repository.js';
@@ -18,9 +17,10 @@ import { PetsService } from './pets.service.js';
     EventsModule,
     // A held pet's status is the order's to change (docs/api-design.md, "Orders").
     OrdersModule,
-    TypeOrmModule.forFeature([PetEntity, IdempotencyKeyEntity]),
+    IdempotencyModule,
+    TypeOrmModule.forFeature([PetEntity]),
   ],
   controllers: [PetsController],
-  providers: [PetsService, PetsRepository, IdempotencyKeySweep, Clock],
+  providers: [PetsService, PetsRepository, Clock],
 })
 export class PetsModule {}

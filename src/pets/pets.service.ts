@@ -1,23 +1,19 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError, IDEMPOTENCY_KEY_REUSED_MESSAGE, notFound } from '../errors/api-error.js';
+import { ApiError, notFound } from '../errors/api-error.js';
 import { type IfMatch, ifMatchAllows } from '../http/if-match.js';
 import { DEFAULT_PAGE_SIZE } from '../http/page-limit.js';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
 import type { PetPatchDto } from './dto/pet-patch.dto.js';
-import { createPetRequestHash, IDEMPOTENCY_KEY_TTL_MS } from './idempotency-key.js';
 import { decodeCursor, encodeCursor } from './page-cursor.js';
 import { PetEntity } from './pet.entity.js';
 import { petEntityTag } from './pet-entity-tag.js';
 import { canTransition, invalidTransition } from './pet-lifecycle.js';
-import {
-  type NewPetRow,
-  type PetFields,
-  PetsRepository,
-  type StoredResponse,
-} from './pets.repository.js';
-import type { IdempotencyKeyEntity } from './idempotency-key.entity.js';
+import { type NewPetRow, type PetFields, PetsRepository } from './pets.repository.js';
+import { requestHash } from '../idempotency/idempotency-key.js';
+import type { StoredResponse } from '../idempotency/idempotency-keys.repository.js';
+import { IdempotentCreates } from '../idempotency/idempotent-creates.js';
 import type { PetEventRecord } from '../events/pet-event.js';
 import { PetEventsRepository } from '../events/pet-events.repository.js';
 import { petHeld, PetHolds } from '../orders/pet-holds.js';
@@ -49,6 +45,7 @@ export class PetsService {
     private readonly events: PetEventsRepository,
     private readonly clock: Clock,
     private readonly holds: PetHolds,
+    private readonly idempotency: IdempotentCreates,
   ) {}
 
   async list({ limit = DEFAULT_PAGE_SIZE, status, cursor }: ListPetsQueryDto): Promise<PetPage> {
@@ -75,58 +72,29 @@ export class PetsService {
 
   /**
    * Creates the pet once per (API key, Idempotency-Key) while the key lasts (docs/api-design.md,
-   * "Idempotency"): a retry with the same body gets the first response back, however the pet
-   * changed since, and with another body a 422. A concurrent duplicate waits for the first one's
-   * transaction, then gets its response.
+   * "Idempotency"): the pet, its event and the claim with the response a retry gets, in one
+   * transaction. A claim stored without its response answers with the pet as it is.
    */
   async createOnce(newPet: NewPetDto, apiKeyId: number, key: string): Promise<CreatedPet> {
-    const requestHash = createPetRequestHash(newPet);
-    // Each pass either settles or saw the key freed (expired) since the last: a few always do.
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const now = this.clock.now();
-      const expiresAt = new Date(now.getTime() + IDEMPOTENCY_KEY_TTL_MS);
-      const created = await this.insertClaimed(newPet, { apiKeyId, key, requestHash, expiresAt });
-      if (created) {
-        this.events.committed('pet.created');
-        return { ...created, replayed: false };
-      }
-
-      const earlier = await this.pets.findClaim(apiKeyId, key);
-      if (!earlier) continue;
-      if (earlier.expiresAt <= now) {
-        await this.pets.deleteExpiredClaim(apiKeyId, key, now);
-        continue;
-      }
-      if (earlier.requestHash !== requestHash) {
-        throw new ApiError('IDEMPOTENCY_KEY_REUSED', IDEMPOTENCY_KEY_REUSED_MESSAGE);
-      }
-      // A claim stored without its response answers with the pet as it is.
-      return { ...(earlier.response ?? sentResponse(tagged(earlier.pet))), replayed: true };
-    }
-    throw new Error('Idempotency-Key claim did not settle');
-  }
-
-  /**
-   * The pet, its event and its claim with the response a retry gets, in one transaction; undefined,
-   * storing nothing, when this API key already claimed the key.
-   */
-  private async insertClaimed(
-    newPet: NewPetDto,
-    claim: Omit<IdempotencyKeyEntity, 'petId' | 'responseBody' | 'responseEtag'>,
-  ): Promise<TaggedPet | undefined> {
-    try {
-      return await this.pets.transaction(async (transaction) => {
-        const created = await this.pets.insert(transaction, newPetRow(newPet), this.eventRecord());
-        const answer = tagged(created);
-        const claimed = { ...claim, petId: created.id };
-        if (!(await this.pets.claim(transaction, claimed, sentResponse(answer))))
-          throw new ClaimTaken();
-        return answer;
-      });
-    } catch (error) {
-      if (error instanceof ClaimTaken) return undefined;
-      throw error;
-    }
+    const { name, categoryId, status } = newPet;
+    const once = await this.idempotency.once(
+      { apiKeyId, key, requestHash: requestHash([name, categoryId, status ?? null]) },
+      (claimKey) =>
+        this.pets.transaction(async (transaction) => {
+          const created = await this.pets.insert(
+            transaction,
+            newPetRow(newPet),
+            this.eventRecord(),
+          );
+          const answer = tagged(created);
+          await claimKey(transaction, created.id, sentResponse(answer));
+          return answer;
+        }),
+      async (petId) => sentResponse(await this.getLatest(petId)),
+    );
+    if (once.replayed) return { ...once.response, replayed: true };
+    this.events.committed('pet.created');
+    return { ...once.created, replayed: false };
   }
 
   /** What every event records besides the pet: now, and the trace of the request making it. */
@@ -136,6 +104,13 @@ export class PetsService {
 
   async get(id: number): Promise<TaggedPet> {
     const pet = await this.pets.findById(id);
+    if (!pet) throw notFound(`No pet with id ${id}`);
+    return tagged(pet);
+  }
+
+  /** The pet as the primary has it, where a claim committed a moment ago names it. */
+  private async getLatest(id: number): Promise<TaggedPet> {
+    const pet = await this.pets.findLatestById(id);
     if (!pet) throw notFound(`No pet with id ${id}`);
     return tagged(pet);
   }
@@ -230,9 +205,6 @@ function patched(
   };
   return sameFields(current, next) ? undefined : next;
 }
-
-/** Thrown inside the claim's transaction to roll the pet back when the key is already taken. */
-class ClaimTaken extends Error {}
 
 /** Thrown inside a locked change to roll it back: the pet's hold lapsed and is released first. */
 class HoldLapsed extends Error {}

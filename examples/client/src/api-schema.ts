@@ -87,7 +87,7 @@ export interface paths {
     put?: never;
     /**
      * Hold an animal for a buyer
-     * @description Holds an available animal for a buyer: in one transaction the animal becomes `pending` and the order is created `open`, with `expiresAt` `holdSeconds` from now. Of concurrent orders of one animal exactly one succeeds, on any number of instances. From `expiresAt` on the order can only expire and the animal can be ordered again. Refusals come in this order: 401, 403, 400/413/415, 409.
+     * @description Holds an available animal for a buyer: in one transaction the animal becomes `pending` and the order is created `open`, with `expiresAt` `holdSeconds` from now. Of concurrent orders of one animal exactly one succeeds, on any number of instances. From `expiresAt` on the order can only expire and the animal can be ordered again. Send an `Idempotency-Key` to make retries safe. Refusals come in this order: 401, 403, 400/413/415, 409.
      *
      *     Needs an API key with the scope `orders:write`.
      */
@@ -1375,7 +1375,10 @@ export interface operations {
   createOrder: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes retries safe: for 24 hours, a repeat of this request with the same key and body returns the first response and creates nothing; the same key with another body is a 422. Keys are scoped to the API key. A new UUID per logical request is a good choice, e.g. `5f0c6e1e-8d7b-4a7e-9d0a-3b1f2c4d5e6f`. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -1390,6 +1393,8 @@ export interface operations {
         headers: {
           /** @description Strong validator of this order: changes when the order closes. Send it in `If-Match` on completeOrder or cancelOrder to act only on the order as you read it. */
           ETag?: string;
+          /** @description `true` when this is the stored response to an earlier request with the same Idempotency-Key. */
+          'Idempotent-Replayed'?: 'true';
           /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the current window. */
@@ -1449,6 +1454,15 @@ export interface operations {
       };
       /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not of a type the operation takes: application/json, or for updatePet also application/merge-patch+json. */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `IDEMPOTENCY_KEY_REUSED`: The Idempotency-Key was already used with a different body. */
+      422: {
         headers: {
           [name: string]: unknown;
         };

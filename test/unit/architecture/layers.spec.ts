@@ -11,7 +11,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['.'],
   ['pets', 'health', 'docs', 'webhooks'],
   ['orders'],
-  ['events'],
+  ['events', 'idempotency'],
   ['deprecation'],
   ['rate-limit'],
   ['auth'],
