@@ -286,12 +286,18 @@ export class OrdersRepository {
 
   /** How many orders are open, and the oldest deadline already passed (null when none has). */
   async holds(now: Date): Promise<{ open: number; oldestLapsed: Date | null }> {
-    const [[count], [lapsed]] = await Promise.all([
+    const [[count], oldestLapsed] = await Promise.all([
       this.db.writeStatement(this.sql.countOpen, {}),
-      this.db.writeStatement(this.sql.oldestLapsed, { now: now.toISOString() }),
+      this.findOldestLapsed(now),
     ]);
-    const oldest = lapsed.oldest as Date | string | null;
-    return { open: Number(count.open), oldestLapsed: oldest === null ? null : new Date(oldest) };
+    return { open: Number(count.open), oldestLapsed };
+  }
+
+  /** The earliest deadline at or before `now` of an open order; null when no hold has lapsed. */
+  async findOldestLapsed(now: Date): Promise<Date | null> {
+    const [row] = await this.db.writeStatement(this.sql.oldestLapsed, { now: now.toISOString() });
+    const oldest = row.oldest as Date | string | null;
+    return oldest === null ? null : new Date(oldest);
   }
 
   /** Makes the pets of `expired` orders available again and writes each pair of events. */
