@@ -184,6 +184,7 @@ describe.each(ENGINES)('typed client managing webhooks [%s]', (engine) => {
         stderr: [
           'Usage: npm run client:example',
           'Usage: npm run client:example -- follow <cursor-file>',
+          'Usage: npm run client:example -- till <petId>',
           'Usage: npm run client:example -- webhooks list',
           'Usage: npm run client:example -- webhooks get <id>',
           'Usage: npm run client:example -- webhooks create <url> [event-type…]',

@@ -1,5 +1,5 @@
 // Runs the example against a running service; as `follow <cursor-file>`, follows its change feed
-// until SIGINT or SIGTERM; as `webhooks …`, manages the webhooks. ANIMAL_STORE_API_KEY is required;
+// until SIGINT or SIGTERM; as `till <petId>`, sells an animal; as `webhooks …`, manages the webhooks. ANIMAL_STORE_API_KEY is required;
 // ANIMAL_STORE_URL defaults to the local server that `npm start` runs.
 import { CursorExpiredError, followEvents, type PetEvent } from './event-feed.js';
 import {
@@ -10,11 +10,12 @@ import {
   runExample,
   type AnimalStoreClient,
 } from './example.js';
+import { runTill } from './till.js';
 import { runWebhookCommand, WEBHOOK_USAGE } from './webhooks.js';
 
 const DEFAULT_URL = 'http://127.0.0.1:3000/v1';
 const COMMAND = 'npm run client:example';
-const USAGE = ['', 'follow <cursor-file>', ...WEBHOOK_USAGE]
+const USAGE = ['', 'follow <cursor-file>', 'till <petId>', ...WEBHOOK_USAGE]
   .map((form) => `Usage: ${form === '' ? COMMAND : `${COMMAND} -- ${form}`}`)
   .join('\n');
 
@@ -33,6 +34,9 @@ try {
     await runExample({ baseUrl, apiKey, log: (line) => console.log(line) });
   } else if (command === 'follow' && args.length === 1) {
     await followToConsole(createAnimalStoreClient(baseUrl, apiKey), args[0]);
+  } else if (command === 'till' && args.length === 1 && /^[1-9]\d{0,15}$/.test(args[0])) {
+    for (const line of await runTill(createAnimalStoreClient(baseUrl, apiKey), Number(args[0])))
+      console.log(line);
   } else if (command === 'webhooks') {
     const lines = await runWebhookCommand(createAnimalStoreClient(baseUrl, apiKey), args);
     if (lines === undefined) usageError();
