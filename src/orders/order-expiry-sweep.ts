@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { PetEventsRepository } from '../events/pet-events.repository.js';
+import { untraced } from '../telemetry/tracing.js';
 import { Clock } from '../time/clock.js';
 import { OrderMetrics } from './order-metrics.js';
 import { OrdersRepository } from './orders.repository.js';
@@ -37,7 +38,8 @@ export class OrderExpirySweep {
     if (this.running) return;
     this.running = true;
     try {
-      await this.sweep();
+      // A look every second on every instance: not a trace each (as the webhook worker's polls).
+      await untraced(() => this.sweep());
     } catch (error) {
       this.logger.warn(`lapsed orders not expired: ${(error as Error).message}`);
     } finally {
