@@ -32,7 +32,8 @@ const SQLITE = [
 
 const COMMON = [
   `CREATE UNIQUE INDEX orders_open_pet_idx ON orders (pet_id) WHERE status = 'open'`,
-  `CREATE INDEX orders_open_expires_at_idx ON orders (expires_at) WHERE status = 'open'`,
+  // In the sweep's order, so a batch reads its rows off the index instead of sorting the backlog.
+  `CREATE INDEX orders_open_expires_at_idx ON orders (expires_at, id) WHERE status = 'open'`,
   `CREATE INDEX orders_status_id_idx ON orders (status, id)`,
   `CREATE INDEX orders_pet_id_idx ON orders (pet_id, id)`,
 ];
