@@ -13,7 +13,7 @@ import { PetEvents1795800000000 } from './migrations/1795800000000-pet-events.js
 import { LeanPetEvents1795900000000 } from './migrations/1795900000000-lean-pet-events.js';
 import { Webhooks1796000000000 } from './migrations/1796000000000-webhooks.js';
 import { IdempotencyResponses1796100000000 } from './migrations/1796100000000-idempotency-responses.js';
-import { Orders1796300000000 } from './migrations/1796300000000-orders.js';
+import { Orders1797000000000 } from './migrations/1797000000000-orders.js';
 
 /** Any 64-bit constant shared by every replica: serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 7_413_202_611;
@@ -41,7 +41,7 @@ export function dataSourceOptions(
       LeanPetEvents1795900000000,
       Webhooks1796000000000,
       IdempotencyResponses1796100000000,
-      Orders1796300000000,
+      Orders1797000000000,
     ],
     migrationsTableName: 'migrations',
     synchronize: false,

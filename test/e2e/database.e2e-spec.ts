@@ -58,7 +58,7 @@ describe.skipIf(!ENGINES.includes('postgres'))('replicas on one database [postgr
         { name: 'LeanPetEvents1795900000000' },
         { name: 'Webhooks1796000000000' },
         { name: 'IdempotencyResponses1796100000000' },
-        { name: 'Orders1796300000000' },
+        { name: 'Orders1797000000000' },
       ]);
     } finally {
       await Promise.all(replicas.map((replica) => replica.close()));

@@ -38,8 +38,8 @@ const COMMON = [
   `CREATE INDEX orders_pet_id_idx ON orders (pet_id, id)`,
 ];
 
-export class Orders1796300000000 implements MigrationInterface {
-  name = 'Orders1796300000000';
+export class Orders1797000000000 implements MigrationInterface {
+  name = 'Orders1797000000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const engine = queryRunner.connection.options.type === 'postgres' ? POSTGRES : SQLITE;
