@@ -4,10 +4,15 @@ import { defineConfig } from 'vitest/config';
 /**
  * Suites that must have the machine to themselves, run one after another once every other file
  * has finished: the cluster test kills PostgreSQL nodes and holds Patroni's failover to a time
- * line, and the metrics test holds a webhook's retried delivery to a window of its lag histogram;
- * other files' load on two cores would stretch both.
+ * line, the metrics test holds a webhook's retried delivery to a window of its lag histogram, and
+ * the container suites hold the image's start and stop to 3 and 2 seconds; other files' load on
+ * two cores would stretch them all.
  */
-const ALONE = ['test/e2e/cluster/**/*.e2e-spec.ts', 'test/e2e/metrics.e2e-spec.ts'];
+const ALONE = [
+  'test/e2e/cluster/**/*.e2e-spec.ts',
+  'test/e2e/metrics.e2e-spec.ts',
+  'test/e2e/container/**/*.e2e-spec.ts',
+];
 
 /**
  * Files run this many at once. Most of an e2e file's time is waiting (on PostgreSQL, timers,

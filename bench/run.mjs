@@ -29,7 +29,8 @@
 // of the two that many times, alternating which goes first.
 // --scenarios names the scenarios to run (default: all of the mode's), e.g. create,patch.
 // --node runs the whole bench (seeding, service, reference) on that node binary instead of the one
-// running npm; better-sqlite3 must be built for its ABI (docs/performance.md, "Running the bench").
+// running npm; on Node 20, better-sqlite3-node20 must be built for it (docs/performance.md,
+// "Running the bench").
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   existsSync,
@@ -659,7 +660,7 @@ function defineScenarios({ rows, key, scale, streams, patchPool }) {
     name: 'deep',
     request: { method: 'GET', path: `/v1/pets?limit=20&cursor=${deepCursor}`, headers },
   };
-  if (scale) return [list, deep];
+  if (scale) return [list, deep, ...catalogueReads({ rows, headers })];
   const get = { method: 'GET', path: '/v1/pets/{id}', maxId: rows };
   // The reads a client makes while others hold streams open.
   if (streams) return [list, { name: 'get', request: { ...get, headers } }];
@@ -698,6 +699,29 @@ function defineScenarios({ rows, key, scale, streams, patchPool }) {
         },
       },
     },
+  ];
+}
+
+/**
+ * --scale's reads of the catalogue (docs/api-design.md, "The catalogue"): one category's page, the
+ * same with a status, the category's deep page, and the inventory. Seeded pet i is in category
+ * 1 + i % 100 with status i % 4, so category 7 holds every hundredth pet, all `sold`.
+ */
+function catalogueReads({ rows, headers }) {
+  const category = '/v1/pets?limit=20&categoryId=7';
+  // 25 pets of the category after it: a full page with a next link, near the end of the table.
+  const deepCursor = Buffer.from(`after:${rows - 2500}`).toString('base64url');
+  return [
+    { name: 'category', request: { method: 'GET', path: category, headers } },
+    {
+      name: 'categoryStatus',
+      request: { method: 'GET', path: `${category}&status=sold`, headers },
+    },
+    {
+      name: 'categoryDeep',
+      request: { method: 'GET', path: `${category}&cursor=${deepCursor}`, headers },
+    },
+    { name: 'inventory', request: { method: 'GET', path: '/v1/inventory', headers } },
   ];
 }
 
@@ -743,8 +767,8 @@ function git(...args) {
 
 /**
  * Runs this script again, minus --node, on `node` and exits with its status. The whole run moves,
- * not just the servers: the seeding opens better-sqlite3 in this process (lib/data.mjs), and its
- * binary loads only in the Node it was built for. Children that run `node` by name get it too.
+ * not just the servers: the seeding opens better-sqlite3 in this process (lib/data.mjs), the one
+ * that Node loads (lib/better-sqlite3.mjs). Children that run `node` by name get it too.
  */
 function runUnder(node) {
   if (!existsSync(node)) {

@@ -9,6 +9,7 @@
 // change and restarts the server (`npm run start:dev`).
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { EXTERNAL } from './bundle-externals.mjs';
 
 const ENTRY_POINTS = {
   main: 'src/main.ts',
@@ -19,35 +20,11 @@ const OUT_DIR = 'dist';
 /** What the last build read, with the time it started: the input list for `--if-stale`. */
 const INPUTS_FILE = `${OUT_DIR}/build-inputs.json`;
 /** Files that change the output without being imported. */
-const BUILD_CONFIG = ['package-lock.json', 'scripts/build.mjs', 'scripts/swc-typescript.mjs'];
-
-const EXTERNAL = [
-  // Native addons, and the drivers TypeORM loads by name at run time.
-  'better-sqlite3',
-  'pg',
-  'pg-native',
-  // @nestjs/typeorm and @nestjs/terminus load TypeORM at run time too; one copy must serve all.
-  'typeorm',
-  // TypeORM requires it too. Two copies would chain every metadata lookup through both, and Nest
-  // looks metadata up on every request.
-  'reflect-metadata',
-  // Its locale tables are non-ASCII regular expressions, which would make V8 hold the whole bundle
-  // source at two bytes per character.
-  'class-validator',
-  // Its comments are not ASCII either, which would do the same to the chunk that bundles it.
-  'undici',
-  // Finds its static files relative to its own directory.
-  'swagger-ui-dist',
-  // Loaded only when tracing is on (src/telemetry/tracing.ts), as the SDK ships: one copy of the
-  // API for the SDK and for us, and instrumentation hooks on modules loaded from node_modules.
-  '@opentelemetry/*',
-  // Optional peers that Nest and Fastify import only when an application uses them.
-  '@nestjs/microservices',
-  '@nestjs/microservices/*',
-  '@nestjs/websockets/*',
-  '@nestjs/platform-express',
-  '@fastify/view',
-  '@fastify/multipart',
+const BUILD_CONFIG = [
+  'package-lock.json',
+  'scripts/build.mjs',
+  'scripts/bundle-externals.mjs',
+  'scripts/swc-typescript.mjs',
 ];
 
 if (process.argv.includes('--if-stale') && isUpToDate()) process.exit(0);

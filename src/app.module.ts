@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AuthModule } from './auth/auth.module.js';
+import { CategoriesModule } from './categories/categories.module.js';
 import { RouteMethods } from './errors/route-methods.js';
 import { AllExceptionsFilter } from './errors/all-exceptions.filter.js';
 import { RequestValidationPipe } from './http/request-validation.pipe.js';
@@ -11,6 +12,7 @@ import { DatabaseModule } from './database/database.module.js';
 import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { HttpModule } from './http/http.module.js';
+import { InventoryModule } from './inventory/inventory.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { OrdersModule } from './orders/orders.module.js';
 import { RouteTable } from './http/route-table.js';
@@ -33,6 +35,8 @@ export class AppModule {
         AuthModule,
         RateLimitModule.forRoot(config),
         PetsModule,
+        CategoriesModule,
+        InventoryModule,
         OrdersModule,
         EventsModule,
         WebhooksModule,

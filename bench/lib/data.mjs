@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { Database } from './better-sqlite3.mjs';
 import pg from 'pg';
 
 const STATUS_OF_ROW = `CASE i % 4 WHEN 0 THEN 'available' WHEN 1 THEN 'pending' WHEN 2 THEN 'sold' END`;

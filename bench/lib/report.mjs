@@ -87,6 +87,10 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
         service.map((run) => combine(run.scenarios.deep).p50Ms / combine(run.scenarios.list).p50Ms),
       )
     : undefined;
+  const catalogue =
+    scale && CATALOGUE_SCENARIOS.every((name) => scenarioNames.includes(name))
+      ? catalogueFigures(service)
+      : undefined;
 
   const targets = [];
   const check = checker(targets);
@@ -110,6 +114,12 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
   for (const [scenario, ratio] of Object.entries(webhooks?.ratios ?? {}))
     check(`${scenario} req/s, with webhooks / none`, ratio.rps, '≥', 0.85);
   if (scale) check('deep page p50 / page 1 p50', deepOverPage1, '≤', 1.3);
+  if (catalogue) {
+    check('category deep page p50 / its page 1 p50', catalogue.deepOverPage1, '≤', 1.3);
+    check('category page req/s / list req/s', catalogue.categoryOverList, '≥', 0.9);
+    check('category+status page req/s / list req/s', catalogue.categoryStatusOverList, '≥', 0.9);
+    check('getInventory p99', catalogue.inventoryP99Ms, '≤', 50, ' ms');
+  }
   check('service peak RSS under load', contenders.service.peakRssMb, '≤', 200, ' MB');
   if (!pg)
     check(
@@ -132,7 +142,28 @@ export function summarize(runs, scenarioNames, { pg, scale, connections }) {
     streams,
     webhooks,
     deepOverPage1,
+    catalogue,
     targets,
+  };
+}
+
+/** --scale's scenarios of the catalogue: their figures are reported when all of them ran. */
+const CATALOGUE_SCENARIOS = ['category', 'categoryStatus', 'categoryDeep', 'inventory'];
+
+/**
+ * --scale's catalogue figures, medians over the rounds: the category's deep page over its first,
+ * the filtered pages' throughput over the unfiltered list's, and getInventory's p99.
+ */
+function catalogueFigures(service) {
+  const over = (a, b, field) =>
+    median(
+      service.map((run) => combine(run.scenarios[a])[field] / combine(run.scenarios[b])[field]),
+    );
+  return {
+    deepOverPage1: over('categoryDeep', 'category', 'p50Ms'),
+    categoryOverList: over('category', 'list', 'rps'),
+    categoryStatusOverList: over('categoryStatus', 'list', 'rps'),
+    inventoryP99Ms: median(service.map((run) => combine(run.scenarios.inventory).p99Ms)),
   };
 }
 

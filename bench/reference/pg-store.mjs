@@ -52,6 +52,21 @@ const INSERT_WITH_EVENT = {
 /** The JSON of the pet without its leading `{"id":<id>`, for INSERT_WITH_EVENT to complete. */
 const afterId = (name, categoryId, status) =>
   petEventRow('pet.created', [0, name, categoryId, status])[3].slice('{"id":0'.length);
+/** An open order holds its pet. The reference expires no lapsed hold: the bench holds no pets. */
+const HELD = {
+  name: 'held',
+  text: "SELECT pet_id FROM orders WHERE pet_id = $1 AND status = 'open'",
+};
+/** The pet and its pet.deleted event in one statement. */
+const DELETE_WITH_EVENT = {
+  name: 'delete_with_event',
+  text: `WITH pet AS (
+    DELETE FROM pets WHERE id = $1 RETURNING id
+  ), event AS (
+    INSERT INTO pet_events (type, occurred_at, pet_id, pet)
+    SELECT 'pet.deleted', $2::timestamptz, pet.id, $3::text FROM pet
+  ) SELECT id FROM pet`,
+};
 const KEY_BY_PREFIX = {
   name: 'key_by_prefix',
   text: 'SELECT key_hash, revoked_at, scopes FROM api_keys WHERE prefix = $1',
@@ -116,6 +131,19 @@ export function openPgStore(url) {
           next[4] = updated.rows[0][0];
         }
         return next;
+      }),
+    /** deletePet's transaction, as store.mjs's remove, on one connection of the pool. */
+    remove: (id, refuse) =>
+      inTransaction(async (client) => {
+        const locked = await client.query({ ...LOCK_BY_ID, values: [id], rowMode: 'array' });
+        const row = locked.rows[0];
+        const held =
+          row !== undefined && (await client.query({ ...HELD, values: [id] })).rows.length > 0;
+        const refusal = refuse(row, held);
+        if (refusal !== undefined) return refusal;
+        const [, occurredAt, , pet] = petEventRow('pet.deleted', row);
+        await client.query({ ...DELETE_WITH_EVENT, values: [id, occurredAt, pet] });
+        return undefined;
       }),
     ping: () => pool.query('SELECT 1'),
     close: () => pool.end(),

@@ -156,7 +156,7 @@ function unknownFieldsError(object, known1, known2, known3) {
       : `${dropped}; ${unknown}`;
 }
 
-/** The pet name rule, as field-rules.ts isPetName has it: 1–255 code points, not blank, storable. */
+/** The pet name rule, as src/http/name-rules.ts isName has it: 1–255 code points, not blank, storable. */
 function isPetName(value) {
   if (
     typeof value !== 'string' ||
@@ -275,7 +275,7 @@ export function parsePetId(petId) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Keyset cursor (src/pets/page-cursor.ts): base64url of `after:<id>`, canonical encoding only.
+// Keyset cursor (src/http/page-cursor.ts): base64url of `after:<id>`, canonical encoding only.
 
 export function encodeCursor(lastId) {
   return Buffer.from(`after:${lastId}`).toString('base64url');

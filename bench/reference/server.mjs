@@ -243,7 +243,7 @@ const app = Fastify({
 /** Every response leaves through here: status, JSON body and the headers every response carries. */
 function send(request, reply, status, body, cacheControl = 'no-store') {
   reply.code(status);
-  if (status !== 304) reply.header('content-type', JSON_TYPE);
+  if (status !== 304 && status !== 204) reply.header('content-type', JSON_TYPE);
   reply.header('cache-control', cacheControl);
   reply.header('x-content-type-options', 'nosniff');
   reply.header('x-request-id', request.id);
@@ -264,7 +264,8 @@ function sendGetPet(request, reply, status, body) {
 
 /** getPet's answers carry its deprecation headers; the other operation on its path's do not. */
 function isGetPet(request) {
-  return request.routeOptions.url === PET_PATH && request.routeOptions.method !== 'PATCH';
+  const { url, method } = request.routeOptions;
+  return url === PET_PATH && method !== 'PATCH' && method !== 'DELETE';
 }
 
 /**
@@ -495,6 +496,47 @@ app.patch(PET_PATH, (request, reply) => {
 });
 
 /**
+ * deletePet (src/pets/pets.controller.ts deletePet, pets.service.ts delete): refusals in the
+ * service's order, 401, 403, then If-Match and the id (the order Nest resolves the handler's
+ * parameters in), then 404, 412 and 409 from the locked row; the pet and its pet.deleted event
+ * go in one transaction.
+ */
+app.delete(PET_PATH, (request, reply) => {
+  if (request.params.petId === '') return reply.callNotFound();
+  return withAnswer(authError(request, 'pets:write'), (denied) => {
+    if (denied !== undefined) return refuse(request, reply, denied, send);
+    const ifMatchField = request.headers['if-match'];
+    const ifMatch = ifMatchField === undefined ? undefined : parseIfMatch(ifMatchField);
+    if (ifMatchField !== undefined && ifMatch === undefined)
+      return send(request, reply, 400, BAD_IF_MATCH);
+    const id = parsePetId(request.params.petId);
+    if (id === undefined) return send(request, reply, 400, BAD_PET_ID);
+    const answer = store.remove(id, (row, held) => deletionRefusal(id, row, held, ifMatch));
+    return withAnswer(answer, (refusal) => {
+      if (refusal !== undefined) return send(request, reply, refusal.status, refusal.body);
+      return send(request, reply, 204, undefined);
+    });
+  });
+});
+
+/** Why deletePet may not remove pet `id` given its locked row and hold, or undefined when it may. */
+function deletionRefusal(id, row, held, ifMatch) {
+  if (row === undefined)
+    return { status: 404, body: errorBody('NOT_FOUND', `No pet with id ${id}`) };
+  if (ifMatch !== undefined && ifMatch !== '*' && !ifMatch.includes(petEntityTag(id, row[4])))
+    return { status: 412, body: preconditionFailed(id) };
+  if (held)
+    return {
+      status: 409,
+      body: errorBody(
+        'PET_HELD',
+        `Pet ${id} is held by an open order: complete or cancel the order first`,
+      ),
+    };
+  return undefined;
+}
+
+/**
  * What updatePet does to pet `id`, given its locked row [id, name, category_id, status, revision]
  * (undefined when absent): a refusal `{ status, body }`, the row itself when the patch changes
  * nothing (nothing is written), or the row to store.
@@ -503,13 +545,7 @@ function changedRow(id, row, { name, categoryId, status }, ifMatch) {
   if (row === undefined)
     return { status: 404, body: errorBody('NOT_FOUND', `No pet with id ${id}`) };
   if (ifMatch !== undefined && ifMatch !== '*' && !ifMatch.includes(petEntityTag(id, row[4])))
-    return {
-      status: 412,
-      body: errorBody(
-        'PRECONDITION_FAILED',
-        `If-Match does not match the current ETag of pet ${id}: read the pet again, then retry`,
-      ),
-    };
+    return { status: 412, body: preconditionFailed(id) };
   if (status !== undefined) {
     const refused = transitionError(id, row[3], status);
     if (refused !== undefined)
@@ -518,6 +554,13 @@ function changedRow(id, row, { name, categoryId, status }, ifMatch) {
   // PostgreSQL gives the bigint category_id as a string.
   const next = [row[0], name ?? row[1], categoryId ?? Number(row[2]), status ?? row[3], row[4]];
   return next[1] === row[1] && next[2] === Number(row[2]) && next[3] === row[3] ? row : next;
+}
+
+function preconditionFailed(id) {
+  return errorBody(
+    'PRECONDITION_FAILED',
+    `If-Match does not match the current ETag of pet ${id}: read the pet again, then retry`,
+  );
 }
 
 // Public probes, as the service's health controller (only the readiness contract matters here).
@@ -543,7 +586,7 @@ function allowedMethods(target) {
   const path = routedPath(target);
   if (path === PETS_PATH) return 'GET, HEAD, POST';
   if (path.startsWith('/v1/pets/') && path.indexOf('/', 9) === -1 && path.length > 9)
-    return 'GET, HEAD, PATCH';
+    return 'DELETE, GET, HEAD, PATCH';
   if (path === '/health/live' || path === '/health/ready') return 'GET, HEAD';
   return undefined;
 }

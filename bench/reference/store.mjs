@@ -1,6 +1,6 @@
 // The SQLite side of the reference: the service's own tables (src/database/migrations), opened as
 // the service opens them (WAL, 5 s busy timeout), every statement prepared once at start.
-import Database from 'better-sqlite3';
+import { Database } from '../lib/better-sqlite3.mjs';
 import { petEventRow } from './rules.mjs';
 import { createVerifiedKeys } from './verified-keys.mjs';
 
@@ -30,6 +30,9 @@ export function openStore(path) {
   const insertEvent = db.prepare(
     'INSERT INTO pet_events (type, occurred_at, pet_id, pet, previous) VALUES (?, ?, ?, ?, ?)',
   );
+  // An open order holds its pet. The reference expires no lapsed hold: the bench holds no pets.
+  const held = db.prepare("SELECT pet_id FROM orders WHERE pet_id = ? AND status = 'open'").pluck();
+  const remove = db.prepare('DELETE FROM pets WHERE id = ?');
   const keyByPrefix = db.prepare(
     'SELECT key_hash, revoked_at, scopes FROM api_keys WHERE prefix = ?',
   );
@@ -48,6 +51,14 @@ export function openStore(path) {
     next[4] = update.get(next[1], next[2], next[3], id);
     insertEvent.run(petEventRow('pet.updated', next, row));
     return next;
+  });
+  const removal = db.transaction((id, refuse) => {
+    const row = byId.get(id);
+    const refusal = refuse(row, row !== undefined && held.get(id) !== undefined);
+    if (refusal !== undefined) return refusal;
+    remove.run(id);
+    insertEvent.run(petEventRow('pet.deleted', row));
+    return undefined;
   });
   const create = db.transaction((name, categoryId, status) => {
     const id = Number(insert.run(name, categoryId, status).lastInsertRowid);
@@ -70,6 +81,12 @@ export function openStore(path) {
      * A stored row writes its pet.updated event in the same transaction; the others write nothing.
      */
     update: (id, decide) => change.immediate(id, decide),
+    /**
+     * deletePet's transaction (src/pets/pets.service.ts delete): `refuse` gets the pet's row, or
+     * undefined, and whether an order holds it, and returns a refusal or undefined; without one
+     * the pet goes with its pet.deleted event. The refusal, or undefined, comes back.
+     */
+    remove: (id, refuse) => removal.immediate(id, refuse),
     ping: () => ping.get(),
     close: () => db.close(),
 

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from '../config/app-config.js';
+import { betterSqlite3 } from './better-sqlite3.js';
 import { InitialSchema1795219200000 } from './migrations/1795219200000-initial-schema.js';
 import { IdempotencyKeys1795298400000 } from './migrations/1795298400000-idempotency-keys.js';
 import { IdempotencyKeysTable1795400000000 } from './migrations/1795400000000-idempotency-keys-table.js';
@@ -13,7 +14,13 @@ import { PetEvents1795800000000 } from './migrations/1795800000000-pet-events.js
 import { LeanPetEvents1795900000000 } from './migrations/1795900000000-lean-pet-events.js';
 import { Webhooks1796000000000 } from './migrations/1796000000000-webhooks.js';
 import { IdempotencyResponses1796100000000 } from './migrations/1796100000000-idempotency-responses.js';
+import { Categories1796200000000 } from './migrations/1796200000000-categories.js';
+import { PetsByCategory1796300000000 } from './migrations/1796300000000-pets-by-category.js';
+import { PetHolds1796400000000 } from './migrations/1796400000000-pet-holds.js';
+import { PetCounts1796500000000 } from './migrations/1796500000000-pet-counts.js';
+import { ClaimsOutlivePets1796600000000 } from './migrations/1796600000000-claims-outlive-pets.js';
 import { Orders1797000000000 } from './migrations/1797000000000-orders.js';
+import { DropPetHolds1797100000000 } from './migrations/1797100000000-drop-pet-holds.js';
 
 /** Any 64-bit constant shared by every replica: serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 7_413_202_611;
@@ -41,7 +48,13 @@ export function dataSourceOptions(
       LeanPetEvents1795900000000,
       Webhooks1796000000000,
       IdempotencyResponses1796100000000,
+      Categories1796200000000,
+      PetsByCategory1796300000000,
+      PetHolds1796400000000,
+      PetCounts1796500000000,
+      ClaimsOutlivePets1796600000000,
       Orders1797000000000,
+      DropPetHolds1797100000000,
     ],
     migrationsTableName: 'migrations',
     synchronize: false,
@@ -70,6 +83,7 @@ export function dataSourceOptions(
   return {
     ...common,
     type: 'better-sqlite3',
+    driver: betterSqlite3(),
     database: database.path,
     enableWAL: true,
     // How long a writer waits for another process's write lock before SQLITE_BUSY.

@@ -50,3 +50,16 @@ export function isReadNodeFailure(error: unknown): boolean {
   const code = errorCode(error) ?? errorCode((error as { driverError?: unknown }).driverError);
   return code !== undefined && RECOVERY_CONFLICT_CODES.has(code);
 }
+
+/** PostgreSQL's and SQLite's codes for a row a UNIQUE constraint refused. */
+const UNIQUE_VIOLATION_CODES = new Set(['23505', 'SQLITE_CONSTRAINT_UNIQUE']);
+
+/**
+ * A write a UNIQUE constraint refused: the database found another row holding the value, which
+ * no read before the write can decide safely under concurrent writers.
+ */
+export function isUniqueViolation(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = errorCode(error) ?? errorCode((error as { driverError?: unknown }).driverError);
+  return code !== undefined && UNIQUE_VIOLATION_CODES.has(code);
+}

@@ -18,7 +18,11 @@ export const ERROR_CODES = {
     meaning:
       'The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed.',
   },
-  NOT_FOUND: { status: 404, meaning: 'No pet, order or webhook with that id, or no such route.' },
+  NOT_FOUND: {
+    status: 404,
+    meaning:
+      'No pet, category, order or webhook with that id (a deleted pet included), or no such route.',
+  },
   METHOD_NOT_ALLOWED: {
     status: 405,
     meaning: 'The path exists but not with this method; see the Allow header.',
@@ -43,6 +47,11 @@ export const ERROR_CODES = {
     meaning:
       'Only an open order before its expiresAt can be completed or cancelled; the message names the order’s status. Nothing was changed.',
   },
+  CATEGORY_NAME_TAKEN: {
+    status: 409,
+    meaning:
+      'Another category already has this name (names are unique, compared exactly); the message names it. Nothing was changed.',
+  },
   WEBHOOK_LIMIT_REACHED: {
     status: 409,
     meaning:
@@ -60,7 +69,7 @@ export const ERROR_CODES = {
   PRECONDITION_FAILED: {
     status: 412,
     meaning:
-      'If-Match names no current ETag of the pet or order: it changed since it was read. Nothing was changed.',
+      'If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed.',
   },
   PAYLOAD_TOO_LARGE: {
     status: 413,

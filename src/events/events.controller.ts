@@ -1,5 +1,12 @@
 import { applyDecorators, Get, Headers, Query, Res } from '@nestjs/common';
-import { ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiResponse } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiHeader,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiResponse,
+} from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { PassThrough } from 'node:stream';
 import { type ApiKeyPrincipal, CurrentPrincipal } from '../auth/principal.js';
@@ -8,7 +15,7 @@ import { ApiErrorResponses, errorContent } from '../errors/api-error-responses.j
 import { RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
 import { V1Controller } from '../rate-limit/v1-controller.decorator.js';
 import { ListEventsQueryDto } from './dto/list-events-query.dto.js';
-import { PetEventDto } from './dto/pet-event.dto.js';
+import { CategoryEventDto, EVENT_SCHEMA, OrderEventDto, PetEventDto } from './dto/pet-event.dto.js';
 import { StreamEventsQueryDto } from './dto/stream-events-query.dto.js';
 import { EventStreams, KEY_REFUSED_EVENT, STREAM_SCOPE, type StreamSink } from './event-streams.js';
 import { CURSOR_EXPIRED_MESSAGE, EventsService } from './events.service.js';
@@ -16,7 +23,8 @@ import { CURSOR_EXPIRED_MESSAGE, EventsService } from './events.service.js';
 export const EVENTS_PATH = '/v1/events';
 
 const LIST_EVENTS_DESCRIPTION =
-  'The change feed: every committed change of a pet, oldest first, in the one order of events. ' +
+  'The change feed: every committed change of a pet or of a category name, oldest first, in the ' +
+  'one order of events. ' +
   'Every answer has `Link: <…>; rel="next"`, the position after the last event served (or the ' +
   'same position when there was none), so a follower requests that link, now or later, forever, ' +
   'and sees every event exactly once, in order, whichever instance answers.';
@@ -33,6 +41,7 @@ const STREAM_EVENTS_DESCRIPTION =
   'gets (401, or 403 for the scope). Do not reconnect with that key.';
 
 @V1Controller('events', 'events')
+@ApiExtraModels(PetEventDto, CategoryEventDto, OrderEventDto)
 export class EventsController {
   constructor(
     private readonly events: EventsService,
@@ -48,7 +57,7 @@ export class EventsController {
   })
   @ApiOkResponse({
     description: 'A page of events, oldest first; empty when the follower is up to date.',
-    type: [PetEventDto],
+    schema: { type: 'array', items: EVENT_SCHEMA },
     headers: {
       Link: {
         description:
@@ -86,7 +95,7 @@ export class EventsController {
   })
   @ApiProduces('text/event-stream')
   @ApiOkResponse({
-    description: `A \`text/event-stream\` that stays open: each event as \`id:\`, \`event:\` (its type) and \`data:\` (the PetEvent JSON) lines, and comment lines (\`: keep-alive\`) at least every 15 s. A stream whose key is no longer accepted ends with \`event: ${KEY_REFUSED_EVENT}\` and \`data:\` (the Error body), without \`id:\`.`,
+    description: `A \`text/event-stream\` that stays open: each event as \`id:\`, \`event:\` (its type) and \`data:\` (the event JSON: a PetEvent or a CategoryEvent) lines, and comment lines (\`: keep-alive\`) at least every 15 s. A stream whose key is no longer accepted ends with \`event: ${KEY_REFUSED_EVENT}\` and \`data:\` (the Error body), without \`id:\`.`,
     content: {
       'text/event-stream': {
         schema: { type: 'string' },

@@ -46,8 +46,9 @@ export class PetHolds {
 
 /** The 409 of a change a hold forbids: a status change or a deletion of a held pet. */
 export function petHeld(petId: number): ApiError {
-  return new ApiError(
-    'PET_HELD',
-    `Pet ${petId} is held by an open order: complete or cancel the order first`,
-  );
+  return new ApiError('PET_HELD', petHeldMessage(petId));
+}
+
+export function petHeldMessage(petId: number): string {
+  return `Pet ${petId} is held by an open order: complete or cancel the order first`;
 }

@@ -1,9 +1,10 @@
-import { Body, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { Body, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import {
   ApiConsumes,
   ApiCreatedResponse,
   ApiExtraModels,
   ApiHeader,
+  ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
   ApiParam,
@@ -41,6 +42,7 @@ import {
 import { GET_PET_DEPRECATION, PETS_PATH } from './get-pet-deprecation.js';
 import { petEntityTag } from './pet-entity-tag.js';
 import { describeTransitions, invalidTransitionMessage } from './pet-lifecycle.js';
+import { petHeldMessage } from '../orders/pet-holds.js';
 import { NonEmptyPatchPipe } from './pet-patch.pipe.js';
 import { PetsService, type TaggedPet } from './pets.service.js';
 
@@ -104,6 +106,13 @@ const LIST_PETS_DESCRIPTION =
   'Returns animals in ascending id order, at most `limit` per page. When more follow, the response has a ' +
   '`Link: <…>; rel="next"` header; following it until it is absent visits every animal that existed when ' +
   'the walk began exactly once, even while animals are being added.';
+
+const DELETE_PET_DESCRIPTION =
+  'Removes an animal, e.g. one entered by mistake. Afterwards getPet, updatePet and deletePet ' +
+  'answer 404 for it, listPets never shows it, and its id is never given to another animal. ' +
+  'Send the ETag you read in `If-Match` to remove it only if nobody changed it since (412 ' +
+  'otherwise). An animal held by an open order cannot be removed (409 `PET_HELD`). Refusals come ' +
+  'in this order: 401, 403, 400, 404, 412, 409.';
 
 @V1Controller('pets', 'animals')
 // The events feature's PetEvent refers to it by name (docs/events.md).
@@ -265,6 +274,37 @@ export class PetsController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PetDto> {
     return withEntityTag(reply, await this.pets.update(petId, patch, ifMatch));
+  }
+
+  @Delete(':petId')
+  @HttpCode(204)
+  @RequireScope('pets:write')
+  @ApiOperation({
+    operationId: 'deletePet',
+    summary: 'Remove an animal',
+    description: DELETE_PET_DESCRIPTION,
+  })
+  @ApiHeader({
+    name: 'If-Match',
+    required: false,
+    description:
+      'The `ETag` of the pet as you read it (a list of them, or `*`): the pet is removed only if ' +
+      'it still has it, otherwise 412. Compared strongly: a weak tag (`W/"…"`) never matches.',
+    schema: { type: 'string' },
+  })
+  @ApiNoContentResponse({ description: 'The animal is removed.', headers: RATE_LIMIT_HEADERS })
+  @ApiErrorResponses(400, 404, 412)
+  @ApiResponse({
+    status: 409,
+    description: '`PET_HELD`: an open order holds the animal. Nothing was changed.',
+    content: errorContent(409, { PET_HELD: petHeldMessage(42) }),
+  })
+  @ApiPetId()
+  async deletePet(
+    @Param('petId', PET_ID) petId: number,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
+  ): Promise<void> {
+    await this.pets.delete(petId, ifMatch);
   }
 }
 

@@ -10,6 +10,7 @@ export interface PetPageQuery {
   /** Only pets with a greater id: keyset pagination, so page N costs what page 1 costs. */
   afterId: number;
   status?: PetStatus;
+  categoryId?: number;
   limit: number;
 }
 
@@ -35,11 +36,55 @@ function statements(db: SqlRunner) {
       `SELECT ${PET_COLUMNS} FROM pets p
       WHERE p.status = :status AND p.id > :afterId ORDER BY p.id LIMIT :limit`,
     ),
+    ...categoryPageStatements(db),
     byId: db.statement<{ id: number }>(`SELECT ${PET_COLUMNS} FROM pets p WHERE p.id = :id`),
     lockById: db.lockingStatement<{ id: number }>(
       `SELECT ${PET_COLUMNS} FROM pets p WHERE p.id = :id`,
     ),
     ...changeStatements(db),
+    ...deleteStatements(db),
+  };
+}
+
+/** deletePet's statement: the pet it removes, at the revision it locked. */
+function deleteStatements(db: SqlRunner) {
+  return {
+    delete: db.statement<{ id: number; revision: number }>(
+      'DELETE FROM pets WHERE id = :id AND revision = :revision RETURNING id',
+    ),
+  };
+}
+
+/**
+ * Pages of one category, of one status or all: each walks its index of the migration
+ * "pets-by-category" from the cursor on, so a deep page costs what page 1 does. SQLite starts the
+ * index range at `p.id > :afterId`. PostgreSQL's planner took the primary key for that near the
+ * end of the table and filtered a dense category out of it, so there the cursor is a row value
+ * over the index's columns, which only that index can start at (docs/performance.md, "The
+ * catalogue"); SQLite reads a row value as equality on the category alone.
+ */
+function categoryPageStatements(db: SqlRunner) {
+  const postgres = db.driver.options.type === 'postgres';
+  const afterInCategory = postgres
+    ? '(p.category_id, p.id) > (:categoryId, :afterId) ORDER BY p.category_id, p.id'
+    : 'p.id > :afterId ORDER BY p.id';
+  const afterInStatus = postgres
+    ? '(p.category_id, p.status, p.id) > (:categoryId, :status, :afterId) ORDER BY p.category_id, p.status, p.id'
+    : 'p.id > :afterId ORDER BY p.id';
+  return {
+    pageOfCategory: db.statement<{ categoryId: number; afterId: number; limit: number }>(
+      `SELECT ${PET_COLUMNS} FROM pets p
+      WHERE p.category_id = :categoryId AND ${afterInCategory} LIMIT :limit`,
+    ),
+    pageOfCategoryWithStatus: db.statement<{
+      categoryId: number;
+      status: PetStatus;
+      afterId: number;
+      limit: number;
+    }>(
+      `SELECT ${PET_COLUMNS} FROM pets p
+      WHERE p.category_id = :categoryId AND p.status = :status AND ${afterInStatus} LIMIT :limit`,
+    ),
   };
 }
 
@@ -142,11 +187,21 @@ export class PetsRepository {
     this.postgres = db.driver.options.type === 'postgres';
   }
 
-  async findPage({ afterId, status, limit }: PetPageQuery): Promise<PetEntity[]> {
-    const rows = status
-      ? await this.db.readStatement(this.sql.pageWithStatus, { status, afterId, limit })
-      : await this.db.readStatement(this.sql.page, { afterId, limit });
+  async findPage({ afterId, status, categoryId, limit }: PetPageQuery): Promise<PetEntity[]> {
+    const rows = await this.readPage({ afterId, status, categoryId, limit });
     return rows.map(toPetEntity);
+  }
+
+  private readPage({ afterId, status, categoryId, limit }: PetPageQuery): Promise<Row[]> {
+    const { page, pageWithStatus, pageOfCategory, pageOfCategoryWithStatus } = this.sql;
+    if (categoryId === undefined) {
+      return status
+        ? this.db.readStatement(pageWithStatus, { status, afterId, limit })
+        : this.db.readStatement(page, { afterId, limit });
+    }
+    return status
+      ? this.db.readStatement(pageOfCategoryWithStatus, { categoryId, status, afterId, limit })
+      : this.db.readStatement(pageOfCategory, { categoryId, afterId, limit });
   }
 
   async findById(id: number): Promise<PetEntity | null> {
@@ -273,6 +328,27 @@ export class PetsRepository {
       insertEvent.values({ ...eventValues, type: 'pet.updated', petId: pet.id }),
     );
     return { ...pet, revision: Number(row.revision) };
+  }
+
+  /**
+   * Removes the pet, which `transaction` locked at its revision, and writes its pet.deleted event
+   * with the pet as it was. Its id is never given again: the identity on PostgreSQL and
+   * AUTOINCREMENT on SQLite only count up.
+   */
+  async delete(transaction: SqlTransaction, pet: PetEntity, event: PetEventRecord): Promise<void> {
+    const { delete: remove, insertEvent } = this.sql;
+    const [row] = await transaction.query(remove.text, remove.values(pet));
+    if (!row) throw new Error(`Pet ${pet.id} changed while its row was locked`);
+    await transaction.query(
+      insertEvent.text,
+      insertEvent.values({
+        ...eventParameters(event),
+        type: 'pet.deleted',
+        petId: pet.id,
+        pet: petJson(pet),
+        previous: null,
+      }),
+    );
   }
 }
 

@@ -6,11 +6,12 @@ import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
 import type { PetPatchDto } from './dto/pet-patch.dto.js';
-import { decodeCursor, encodeCursor } from './page-cursor.js';
+import { decodeCursor, encodeCursor } from '../http/page-cursor.js';
 import { PetEntity } from './pet.entity.js';
 import { petEntityTag } from './pet-entity-tag.js';
 import { canTransition, invalidTransition } from './pet-lifecycle.js';
 import { type NewPetRow, type PetFields, PetsRepository } from './pets.repository.js';
+import type { SqlTransaction } from '../database/sql-runner.js';
 import { requestHash } from '../idempotency/idempotency-key.js';
 import type { StoredResponse } from '../idempotency/idempotency-keys.repository.js';
 import { IdempotentCreates } from '../idempotency/idempotent-creates.js';
@@ -48,10 +49,15 @@ export class PetsService {
     private readonly idempotency: IdempotentCreates,
   ) {}
 
-  async list({ limit = DEFAULT_PAGE_SIZE, status, cursor }: ListPetsQueryDto): Promise<PetPage> {
+  async list({
+    limit = DEFAULT_PAGE_SIZE,
+    status,
+    categoryId,
+    cursor,
+  }: ListPetsQueryDto): Promise<PetPage> {
     const afterId = cursor === undefined ? 0 : decodeCursor(cursor)!;
     // One row more than asked says whether a next page exists without a count query.
-    const rows = await this.pets.findPage({ afterId, status, limit: limit + 1 });
+    const rows = await this.pets.findPage({ afterId, status, categoryId, limit: limit + 1 });
     const pets = rows.slice(0, limit).map(toPetDto);
     if (rows.length <= limit) return { pets };
     return {
@@ -59,6 +65,7 @@ export class PetsService {
       next: {
         limit: String(limit),
         ...(status && { status }),
+        ...(categoryId !== undefined && { categoryId: String(categoryId) }),
         cursor: encodeCursor(pets[pets.length - 1].id),
       },
     };
@@ -146,30 +153,58 @@ export class PetsService {
     patch: PetPatchDto,
     ifMatch: IfMatch | undefined,
   ): Promise<TaggedPet> {
-    let result;
+    const { pet, changed } = await this.whileLocked(id, async (transaction, current, held) => {
+      const next = patched(current, patch, ifMatch, held);
+      if (!next) return { pet: current, changed: false };
+      const record = this.changeRecord(current, next);
+      return {
+        pet: await this.pets.update(transaction, current.revision, next, record),
+        changed: true,
+      };
+    });
+    if (changed) this.events.committed('pet.updated');
+    return tagged(pet);
+  }
+
+  /**
+   * Removes the pet (docs/api-design.md, "The catalogue"): its row locked, then the checks in the
+   * documented order, 404, 412, 409 (held by an open order), and the deletion with its
+   * pet.deleted event in the same transaction.
+   */
+  async delete(id: number, ifMatch: IfMatch | undefined): Promise<void> {
+    await this.whileLocked(id, async (transaction, current, held) => {
+      checkIfMatch(current, ifMatch);
+      if (held) throw petHeld(id);
+      await this.pets.delete(transaction, current, this.eventRecord());
+    });
+    this.events.committed('pet.deleted');
+  }
+
+  /**
+   * Runs `change` in one transaction with the pet's row locked, so no order of it starts or ends
+   * meanwhile, and `held` saying whether an open order holds it (docs/api-design.md, "Orders"). A
+   * hold whose deadline passed is expired first, in a transaction of its own, which needs this
+   * row: this one rolls back and starts again after it.
+   */
+  private async whileLocked<T>(
+    id: number,
+    change: (transaction: SqlTransaction, current: PetEntity, held: boolean) => Promise<T>,
+  ): Promise<T> {
     try {
-      result = await this.pets.transaction(async (transaction) => {
+      return await this.pets.transaction(async (transaction) => {
         const current = await this.pets.lockById(transaction, id);
         if (!current) throw notFound(`No pet with id ${id}`);
+        // Only a pending pet can be held.
         const hold =
           current.status === 'pending' ? await this.holds.holdWhileLocked(transaction, id) : 'free';
-        // A lapsed hold is released in a transaction of its own, which needs this pet's row.
         if (hold === 'lapsed') throw new HoldLapsed();
-        const next = patched(current, patch, ifMatch, hold === 'held');
-        if (!next) return { pet: current, changed: false };
-        const record = this.changeRecord(current, next);
-        return {
-          pet: await this.pets.update(transaction, current.revision, next, record),
-          changed: true,
-        };
+        return await change(transaction, current, hold === 'held');
       });
     } catch (error) {
       if (!(error instanceof HoldLapsed)) throw error;
       await this.holds.holdOf(id);
-      return this.update(id, patch, ifMatch);
+      return this.whileLocked(id, change);
     }
-    if (result.changed) this.events.committed('pet.updated');
-    return tagged(result.pet);
   }
 
   private changeRecord(current: PetEntity, next: PetFields): PetEventRecord {
@@ -187,12 +222,7 @@ function patched(
   ifMatch: IfMatch | undefined,
   held: boolean,
 ): PetFields | undefined {
-  if (!ifMatchAllows(ifMatch, etagOf(current))) {
-    throw new ApiError(
-      'PRECONDITION_FAILED',
-      `If-Match does not match the current ETag of pet ${current.id}: read the pet again, then retry`,
-    );
-  }
+  checkIfMatch(current, ifMatch);
   if (held && patch.status !== undefined) throw petHeld(current.id);
   if (patch.status !== undefined && !canTransition(current.status, patch.status)) {
     throw invalidTransition(current.id, current.status, patch.status);
@@ -204,6 +234,16 @@ function patched(
     status: patch.status ?? current.status,
   };
   return sameFields(current, next) ? undefined : next;
+}
+
+/** 412 unless If-Match is absent or names the pet's current ETag. */
+function checkIfMatch(current: PetEntity, ifMatch: IfMatch | undefined): void {
+  if (!ifMatchAllows(ifMatch, etagOf(current))) {
+    throw new ApiError(
+      'PRECONDITION_FAILED',
+      `If-Match does not match the current ETag of pet ${current.id}: read the pet again, then retry`,
+    );
+  }
 }
 
 /** Thrown inside a locked change to roll it back: the pet's hold lapsed and is released first. */

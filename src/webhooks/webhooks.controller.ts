@@ -25,7 +25,7 @@ import { WebhooksService } from './webhooks.service.js';
 const WEBHOOK_ID = new ParsePathIdPipe('id');
 
 const CREATE_WEBHOOK_DESCRIPTION =
-  'Subscribes a URL to the changes committed from now on: each event (the PetEvent of listEvents) ' +
+  'Subscribes a URL to the changes committed from now on: each event (a PetEvent or CategoryEvent of listEvents) ' +
   'is POSTed to it, signed as Standard Webhooks 1.0 describes (`webhook-id`, `webhook-timestamp`, ' +
   '`webhook-signature`), retried until the receiver answers 2xx or the retry schedule ends, in ' +
   'event order while the receiver succeeds (the `petEvent` callback describes a delivery). The answer carries the signing secret: the only time ' +

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { betterSqlite3 } from '../../src/database/better-sqlite3.js';
 import { statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,8 @@ import { migrateTogether } from '../support/migrate-together.js';
 import { startPgCluster, type PgCluster } from '../support/pg-cluster.js';
 import { runApiKeyCli, startServer, type ServerProcess } from '../support/processes.js';
 import { ENGINES } from '../support/test-database.js';
+
+const Database = betterSqlite3();
 
 const SERVER_ENV = { NODE_ENV: 'production', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0' };
 

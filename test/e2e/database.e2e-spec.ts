@@ -58,7 +58,13 @@ describe.skipIf(!ENGINES.includes('postgres'))('replicas on one database [postgr
         { name: 'LeanPetEvents1795900000000' },
         { name: 'Webhooks1796000000000' },
         { name: 'IdempotencyResponses1796100000000' },
+        { name: 'Categories1796200000000' },
+        { name: 'PetsByCategory1796300000000' },
+        { name: 'PetHolds1796400000000' },
+        { name: 'PetCounts1796500000000' },
+        { name: 'ClaimsOutlivePets1796600000000' },
         { name: 'Orders1797000000000' },
+        { name: 'DropPetHolds1797100000000' },
       ]);
     } finally {
       await Promise.all(replicas.map((replica) => replica.close()));

@@ -59,7 +59,7 @@ describe.skipIf(!chromiumInstalled() && !process.env.CI)(
 
     // Functions passed to evaluate() run in the page. The project type-checks without the DOM
     // library, so the elements they receive are untyped here.
-    it('lists the four operations under the animals tag, getPet struck through as deprecated', async () => {
+    it('lists the six operations under the animals tag, getPet struck through as deprecated', async () => {
       const animals = page.locator('.opblock-tag-section', {
         has: page.locator('#operations-tag-animals'),
       });
@@ -71,17 +71,21 @@ describe.skipIf(!chromiumInstalled() && !process.env.CI)(
         'operations-animals-createPet',
         'operations-animals-getPet',
         'operations-animals-updatePet',
+        'operations-animals-deletePet',
+        'operations-animals-getInventory',
       ]);
       expect(await summaries(operations)).toEqual([
         'GET /pets List all animals',
         'POST /pets Add an animal',
         'GET /pets/{petId} Get an animal (deprecated)',
         'PATCH /pets/{petId} Change an animal',
+        'DELETE /pets/{petId} Remove an animal',
+        'GET /inventory Count the animals by status',
       ]);
       const deprecated = await operations.evaluateAll((blocks) =>
         blocks.map((block) => block.classList.contains('opblock-deprecated')),
       );
-      expect(deprecated).toEqual([false, false, true, false]);
+      expect(deprecated).toEqual([false, false, true, false, false, false]);
       const getPetPath = operation(page, 'getPet').locator('[data-path]');
       const decoration = await getPetPath.evaluate(
         (path) => path.ownerDocument.defaultView.getComputedStyle(path).textDecorationLine,
@@ -235,6 +239,62 @@ describe.skipIf(!chromiumInstalled() && !process.env.CI)(
       expect(await stored.json()).toEqual({ ...pet, status: 'sold' });
     });
 
+    it('putCategory names a category id with the pre-filled body, then renames it: 201, then 200', async () => {
+      await authorize(page, key);
+      const putCategory = operation(page, 'putCategory', 'categories');
+      await tryItOut(putCategory);
+      await putCategory.locator('tr[data-param-name="categoryId"] input').fill('7');
+
+      const named = await execute(putCategory);
+
+      expect(named.requestUrl).toBe(`${server.baseUrl}/v1/categories/7`);
+      expect(named.status).toBe(201);
+      expect(named.body).toEqual({ id: 7, name: 'Dogs' });
+      expect(named.headers).toContain('etag: "7-1"');
+
+      await putCategory.locator('tr[data-param-name="If-Match"] input').fill('"7-1"');
+      await putCategory
+        .locator('textarea.body-param__text')
+        .fill(JSON.stringify({ name: 'Hounds' }));
+      await putCategory.getByRole('button', { name: 'Execute' }).click();
+      const shownStatus = putCategory.locator(
+        '.live-responses-table tbody tr.response td.response-col_status',
+      );
+      await expect.poll(() => shownStatus.innerText(), { timeout: 10_000 }).toContain('200');
+      const renamed = await readResponse(putCategory);
+      expect(renamed.body).toEqual({ id: 7, name: 'Hounds' });
+      expect(renamed.headers).toContain('etag: "7-2"');
+    });
+
+    it('deletePet removes a pet with If-Match: 204, then 404 for the same id', async () => {
+      const pet = await createPetOverHttp(server.baseUrl, key, { name: 'Typo', categoryId: 4 });
+      const id = pet.id as number;
+      await authorize(page, key);
+      const deletePet = operation(page, 'deletePet');
+      await tryItOut(deletePet);
+      await deletePet.locator('tr[data-param-name="petId"] input').fill(String(id));
+      await deletePet.locator('tr[data-param-name="If-Match"] input').fill(`"${id}-1"`);
+
+      await deletePet.getByRole('button', { name: 'Execute' }).click();
+      const shownStatus = deletePet.locator(
+        '.live-responses-table tbody tr.response td.response-col_status',
+      );
+      await expect.poll(() => shownStatus.innerText(), { timeout: 10_000 }).toContain('204');
+      expect(await deletePet.locator('.request-url pre').innerText()).toBe(
+        `${server.baseUrl}/v1/pets/${id}`,
+      );
+
+      await deletePet.locator('tr[data-param-name="If-Match"] input').fill('');
+      await deletePet.getByRole('button', { name: 'Execute' }).click();
+      await expect.poll(() => shownStatus.innerText(), { timeout: 10_000 }).toContain('404');
+      const gone = await readResponse(deletePet);
+      expect(gone.body).toEqual({
+        code: 'NOT_FOUND',
+        message: `No pet with id ${id}`,
+        status: 404,
+      });
+    });
+
     it('shows under createWebhook the petEvent callback: the signed POST to the webhook URL, its headers and what each answer means', async () => {
       const createWebhook = page.locator('#operations-webhooks-createWebhook');
       await createWebhook.locator('.opblock-summary-control').click();
@@ -323,8 +383,8 @@ async function createPetOverHttp(
   return (await response.json()) as Record<string, unknown>;
 }
 
-function operation(page: Page, operationId: string): Locator {
-  return page.locator(`#operations-animals-${operationId}`);
+function operation(page: Page, operationId: string, tag = 'animals'): Locator {
+  return page.locator(`#operations-${tag}-${operationId}`);
 }
 
 /** "METHOD path summary" of each operation, as the collapsed blocks show them. */

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { betterSqlite3 } from '../../src/database/better-sqlite3.js';
 import { request } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +10,8 @@ import {
   type Engine,
   type TestDatabase,
 } from '../support/test-database.js';
+
+const Database = betterSqlite3();
 
 /** main.ts gives up (exit 1) after this long; a clean stop must end well before. */
 const STOP_DEADLINE_MS = 10_000;

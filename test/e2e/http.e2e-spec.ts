@@ -27,8 +27,8 @@ describe.each(ENGINES)('HTTP behaviour [%s]', (engine) => {
     });
 
     it.each([
-      ['DELETE', '/v1/pets/1', 'GET, HEAD, PATCH'],
-      ['PUT', '/v1/pets/1', 'GET, HEAD, PATCH'],
+      ['OPTIONS', '/v1/pets/1', 'DELETE, GET, HEAD, PATCH'],
+      ['PUT', '/v1/pets/1', 'DELETE, GET, HEAD, PATCH'],
       ['PATCH', '/v1/pets', 'GET, HEAD, POST'],
       ['DELETE', '/v1/pets', 'GET, HEAD, POST'],
       ['POST', '/health/live', 'GET, HEAD'],

@@ -33,7 +33,7 @@ describe('OpenAPI document', () => {
     ]);
   });
 
-  it('has the three operations of the seed, updatePet, the orders, the events and the webhooks, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
+  it('has the three operations of the seed, updatePet, the catalogue, the orders, the events and the webhooks, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item as Json).map(([method, op]): Json => ({ path, method, ...(op as Json) })),
     );
@@ -46,6 +46,12 @@ describe('OpenAPI document', () => {
       'createPet POST /pets',
       'getPet GET /pets/{petId}',
       'updatePet PATCH /pets/{petId}',
+      'deletePet DELETE /pets/{petId}',
+      'listCategories GET /categories',
+      'getCategory GET /categories/{categoryId}',
+      'putCategory PUT /categories/{categoryId}',
+      'deleteCategory DELETE /categories/{categoryId}',
+      'getInventory GET /inventory',
       'listOrders GET /orders',
       'createOrder POST /orders',
       'getOrder GET /orders/{orderId}',
@@ -64,6 +70,12 @@ describe('OpenAPI document', () => {
       createPet: 'pets:write',
       getPet: 'pets:read',
       updatePet: 'pets:write',
+      deletePet: 'pets:write',
+      listCategories: 'pets:read',
+      getCategory: 'pets:read',
+      putCategory: 'pets:write',
+      deleteCategory: 'pets:write',
+      getInventory: 'pets:read',
       listOrders: 'pets:read',
       createOrder: 'orders:write',
       getOrder: 'pets:read',
@@ -78,7 +90,9 @@ describe('OpenAPI document', () => {
       rotateWebhookSecret: 'webhooks:manage',
     };
     for (const op of operations) {
-      expect(op.tags).toEqual([/^\/(orders|events|webhooks)/.exec(op.path)?.[1] ?? 'animals']);
+      expect(op.tags).toEqual([
+        /^\/(categories|orders|events|webhooks)/.exec(op.path)?.[1] ?? 'animals',
+      ]);
       // OpenAPI 3.0 lists scopes in a requirement only for OAuth2 and OpenID Connect schemes.
       expect(op.security).toEqual([{ bearerAuth: [] }]);
       expect(op['x-required-scopes']).toEqual([scopes[op.operationId]]);
@@ -382,7 +396,7 @@ describe('OpenAPI document', () => {
     }
   });
 
-  it('describes a webhook delivery as the petEvent callback of createWebhook: a signed PetEvent POSTed to the url', () => {
+  it('describes a webhook delivery as the petEvent callback of createWebhook: a signed PetEvent, CategoryEvent or OrderEvent POSTed to the url', () => {
     const op = doc.paths['/webhooks'].post;
     expect(Object.keys(op.callbacks)).toEqual(['petEvent']);
     expect(Object.keys(op.callbacks.petEvent)).toEqual(['{$request.body#/url}']);
@@ -394,7 +408,11 @@ describe('OpenAPI document', () => {
     expect(post.requestBody.required).toBe(true);
     expect(Object.keys(post.requestBody.content)).toEqual(['application/json']);
     const body = post.requestBody.content['application/json'];
-    expect(body.schema).toEqual({ $ref: '#/components/schemas/PetEvent' });
+    expect(body.schema.oneOf).toEqual([
+      { $ref: '#/components/schemas/PetEvent' },
+      { $ref: '#/components/schemas/CategoryEvent' },
+      { $ref: '#/components/schemas/OrderEvent' },
+    ]);
     expect(Object.keys(body.example)).toEqual(
       Object.keys(doc.components.schemas.PetEvent.properties),
     );
@@ -511,6 +529,7 @@ describe('OpenAPI document', () => {
       'PET_HELD',
       'PET_NOT_AVAILABLE',
       'ORDER_NOT_OPEN',
+      'CATEGORY_NAME_TAKEN',
       'WEBHOOK_LIMIT_REACHED',
       'GONE',
       'CURSOR_EXPIRED',

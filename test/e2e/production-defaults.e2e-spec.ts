@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { betterSqlite3 } from '../../src/database/better-sqlite3.js';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runApiKeyCliIn, startServerIn, type ServerProcess } from '../support/processes.js';
+
+const Database = betterSqlite3();
 
 /**
  * A directory standing in for a clean clone: the committed `.env` and nothing else. The server

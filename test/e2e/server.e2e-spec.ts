@@ -1,15 +1,18 @@
-import Database from 'better-sqlite3';
-import { execFile } from 'node:child_process';
+import { betterSqlite3 } from '../../src/database/better-sqlite3.js';
+import { execFile, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { readFile, stat } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/free-port.js';
 import {
   startDevServer,
   waitFor,
   type DevServer,
   type ServerProcess,
 } from '../support/processes.js';
+
+const Database = betterSqlite3();
 
 describe('the server process (node dist/main.js, as npm start runs it)', () => {
   let dev: DevServer;
@@ -191,6 +194,31 @@ describe('configuration at start', () => {
         ),
     );
     expect(result).toEqual({ code: 1, stdout: '', stderr: `${message}\n` });
+  });
+});
+
+describe('a stop signal before the server listens', () => {
+  it('ends the process at once, exit 0, while the database is still being waited for', async () => {
+    // Nothing listens there: the start waits for PostgreSQL, retrying every 3 seconds.
+    const databaseUrl = `postgres://postgres@127.0.0.1:${await freePort()}/animal_store`;
+    const child = spawn('node', ['dist/main.js'], {
+      env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'info', DATABASE_URL: databaseUrl },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
+    await waitFor(() => stdout.includes('Unable to connect to the database'), 15_000);
+
+    const signalledAt = Date.now();
+    child.kill('SIGTERM');
+
+    expect(await exited).toEqual({ code: 0, signal: null });
+    expect(Date.now() - signalledAt).toBeLessThan(2_000);
+    expect(stderr).toBe('SIGTERM before the server listened: exiting\n');
   });
 });
 

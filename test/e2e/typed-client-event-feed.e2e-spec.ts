@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import {
   CursorExpiredError,
   followEvents,
-  type PetEvent,
+  type StoreEvent,
 } from '../../examples/client/src/event-feed.js';
 import {
   createAnimalStoreClient,
@@ -30,6 +30,9 @@ import { createTestDatabase, ENGINES, type TestDatabase } from '../support/test-
 /** Short, so that the tests spend little time up to date; nothing asserts on it. */
 const POLL_INTERVAL_MS = 20;
 const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The pet an event is about; undefined for an event about a category. */
+const petOf = (event: StoreEvent) => ('pet' in event.data ? event.data.pet : undefined);
 
 describe.each(ENGINES)('typed client following the event feed [%s]', (engine) => {
   let t: TestApp;
@@ -66,10 +69,10 @@ describe.each(ENGINES)('typed client following the event feed [%s]', (engine) =>
    * was handled, in order.
    */
   async function followUntil(
-    until: (event: PetEvent) => boolean,
+    until: (event: StoreEvent) => boolean,
     options: { pageSize?: number; on?: AnimalStoreClient } = {},
-  ): Promise<PetEvent[]> {
-    const handled: PetEvent[] = [];
+  ): Promise<StoreEvent[]> {
+    const handled: StoreEvent[] = [];
     const stop = new AbortController();
     await followEvents(options.on ?? client, {
       cursorFile,
@@ -84,8 +87,8 @@ describe.each(ENGINES)('typed client following the event feed [%s]', (engine) =>
     return handled;
   }
 
-  const createdEventOf = (pet: Pet) => (event: PetEvent) =>
-    event.type === 'pet.created' && event.data.pet?.id === pet.id;
+  const createdEventOf = (pet: Pet) => (event: StoreEvent) =>
+    event.type === 'pet.created' && petOf(event)?.id === pet.id;
   const cursorSaved = () => readFile(cursorFile, 'utf8');
 
   it('stopped part-way and started again from its cursor file, sees the whole feed once, in order', async () => {
@@ -96,10 +99,10 @@ describe.each(ENGINES)('typed client following the event feed [%s]', (engine) =>
     pets.push(...(await createPets(['f', 'g', 'h', 'i'])));
     const second = await followUntil(createdEventOf(pets[8]), { pageSize: 2 });
 
-    expect(first.map((event) => event.data.pet)).toEqual(pets.slice(0, 3));
+    expect(first.map((event) => petOf(event))).toEqual(pets.slice(0, 3));
     expect(savedAfterFirst).toBe(`${first[2].id}\n`);
     expect([...first, ...second]).toEqual(await feed(9));
-    expect([...first, ...second].map((event) => [event.type, event.data.pet])).toEqual(
+    expect([...first, ...second].map((event) => [event.type, petOf(event)])).toEqual(
       pets.map((pet) => ['pet.created', pet]),
     );
     expect(await cursorSaved()).toBe(`${second.at(-1)!.id}\n`);
@@ -112,23 +115,23 @@ describe.each(ENGINES)('typed client following the event feed [%s]', (engine) =>
     const watched = createAnimalStoreClient(baseUrl, t.key);
     watched.use({
       onResponse: async ({ response }) => {
-        if (((await response.clone().json()) as PetEvent[]).length === 0) reachedTheEnd();
+        if (((await response.clone().json()) as StoreEvent[]).length === 0) reachedTheEnd();
       },
     });
     const pets: Pet[] = [];
-    const following = followUntil((event) => event.data.pet?.id === pets[2]?.id, { on: watched });
+    const following = followUntil((event) => petOf(event)?.id === pets[2]?.id, { on: watched });
 
     await upToDate;
     pets.push(...(await createPets(['late 1', 'late 2', 'late 3'])));
     const handled = await following;
 
     expect(handled).toEqual(await feed(3));
-    expect(handled.map((event) => event.data.pet)).toEqual(pets);
+    expect(handled.map((event) => petOf(event))).toEqual(pets);
   });
 
   it('when a handler throws, stops with its error and delivers that event again on the next start', async () => {
     const pets = await createPets(['a', 'b', 'c', 'd']);
-    const attempted: PetEvent[] = [];
+    const attempted: StoreEvent[] = [];
     const failing = followEvents(client, {
       cursorFile,
       signal: new AbortController().signal,
@@ -155,7 +158,7 @@ describe.each(ENGINES)('typed client following the event feed [%s]', (engine) =>
     await writeFile(cursorFile, `${events[0].id}\n`);
     await ageEvents(events[1]);
     await t.app.get(EventRetention).deleteExpiredEvents();
-    const handled: PetEvent[] = [];
+    const handled: StoreEvent[] = [];
 
     const failure = await followEvents(client, {
       cursorFile,
@@ -180,7 +183,7 @@ describe.each(ENGINES)('typed client following the event feed [%s]', (engine) =>
   });
 
   /** Makes the events up to and including `last` older than the default 30 days of retention. */
-  async function ageEvents(last: PetEvent): Promise<void> {
+  async function ageEvents(last: StoreEvent): Promise<void> {
     const old = new Date(Date.now() - 31 * DAY_MS).toISOString();
     // The id's second part is the event's seq (docs/events.md, "Order"); the test may look inside.
     const seq = Number(last.id.split('-')[1]);
@@ -213,7 +216,7 @@ describe.each(ENGINES)('typed client following the event feed [%s]', (engine) =>
       { code: 0, stdout: expect.any(String), stderr: '' },
     ]);
     expect(first.stdout + second.stdout).toBe(
-      events.map((event) => `${event.id} pet.created ${describePet(event.data.pet!)}\n`).join(''),
+      events.map((event) => `${event.id} pet.created ${describePet(petOf(event)!)}\n`).join(''),
     );
     expect(await cursorSaved()).toBe(`${events[4].id}\n`);
   });
@@ -296,7 +299,7 @@ describe.skipIf(!ENGINES.includes('postgres'))(
       });
       await proxy.cut();
 
-      const handled: PetEvent[] = [];
+      const handled: StoreEvent[] = [];
       const stop = new AbortController();
       const following = followEvents(watched, {
         cursorFile: join(dir, 'events.cursor'),
@@ -305,7 +308,7 @@ describe.skipIf(!ENGINES.includes('postgres'))(
         pollIntervalMs: 60 * 60 * 1000,
         handle: (event) => {
           handled.push(event);
-          if (event.data.pet?.id === pets[1].id) stop.abort();
+          if (petOf(event)?.id === pets[1].id) stop.abort();
         },
       });
       await outage;
@@ -323,7 +326,7 @@ describe.skipIf(!ENGINES.includes('postgres'))(
           },
         });
       expect(handled).toEqual(served);
-      expect(handled.map((event) => event.data.pet)).toEqual(pets);
+      expect(handled.map((event) => petOf(event))).toEqual(pets);
     });
   },
 );
@@ -333,8 +336,8 @@ describe.skipIf(!ENGINES.includes('postgres'))(
  * follower. On PostgreSQL an event is served once every transaction that began before it has ended,
  * anywhere on the server (docs/events.md, "Order"), so a page may be empty for a moment.
  */
-async function feedOf(client: AnimalStoreClient, count: number): Promise<PetEvent[]> {
-  const events: PetEvent[] = [];
+async function feedOf(client: AnimalStoreClient, count: number): Promise<StoreEvent[]> {
+  const events: StoreEvent[] = [];
   while (events.length < count) {
     const after = events.at(-1)?.id;
     const { data, response } = await client.GET('/events', { params: { query: { after } } });

@@ -183,6 +183,7 @@ describe.each(ENGINES)('typed client managing webhooks [%s]', (engine) => {
         stdout: '',
         stderr: [
           'Usage: npm run client:example',
+          'Usage: npm run client:example -- catalogue',
           'Usage: npm run client:example -- follow <cursor-file>',
           'Usage: npm run client:example -- till <petId>',
           'Usage: npm run client:example -- webhooks list',

@@ -108,6 +108,12 @@ export class AnswerChecks {
   }
 
   private checkSuccess(operation: Operation, answer: Answer, context: string): void {
+    if (answer.status === 204) {
+      // No content: no body, and nothing to type.
+      expect(answer.body, context).toBe('');
+      expect(answer.headers['content-type'], context).toBeUndefined();
+      return;
+    }
     expect(answer.headers['content-type'], context).toBe('application/json; charset=utf-8');
     const schema = this.doc.responseSchema(operation, answer.status);
     expect(schema, `${context}: no documented body`).toBeDefined();

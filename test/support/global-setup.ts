@@ -1,5 +1,6 @@
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
+import { dirname } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { swcTypeScript } from '../../scripts/swc-typescript.mjs';
 import { OPEN_DATABASE_AT } from './migrate-together.js';
@@ -45,8 +46,8 @@ async function setUpOnce(workers: number): Promise<Setup> {
   }
   execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
   await build({
-    entryPoints: ['test/support/open-database-at.ts'],
-    outfile: OPEN_DATABASE_AT,
+    entryPoints: ['test/support/open-database-at.ts', 'test/support/collect-statements.ts'],
+    outdir: dirname(OPEN_DATABASE_AT),
     bundle: true,
     packages: 'external',
     platform: 'node',

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { betterSqlite3 } from '../../src/database/better-sqlite3.js';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { rm } from 'node:fs/promises';
@@ -12,6 +12,8 @@ import {
   type Engine,
   type TestDatabase,
 } from './test-database.js';
+
+const Database = betterSqlite3();
 
 /**
  * What the reference-parity suites share. The benchmark's reference implementation

@@ -49,7 +49,13 @@ export interface paths {
     get: operations['getPet'];
     put?: never;
     post?: never;
-    delete?: never;
+    /**
+     * Remove an animal
+     * @description Removes an animal, e.g. one entered by mistake. Afterwards getPet, updatePet and deletePet answer 404 for it, listPets never shows it, and its id is never given to another animal. Send the ETag you read in `If-Match` to remove it only if nobody changed it since (412 otherwise). An animal held by an open order cannot be removed (409 `PET_HELD`). Refusals come in this order: 401, 403, 400, 404, 412, 409.
+     *
+     *     Needs an API key with the scope `pets:write`.
+     */
+    delete: operations['deletePet'];
     options?: never;
     head?: never;
     /**
@@ -68,6 +74,84 @@ export interface paths {
      *     Needs an API key with the scope `pets:write`.
      */
     patch: operations['updatePet'];
+    trace?: never;
+  };
+  '/categories': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the categories
+     * @description Named categories in ascending id order, at most `limit` per page, paged like listPets: follow `Link: <…>; rel="next"` until it is absent.
+     *
+     *     Needs an API key with the scope `pets:read`.
+     */
+    get: operations['listCategories'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/categories/{categoryId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get a category
+     * @description The name of a category id, with its ETag; 404 when the id has no name.
+     *
+     *     Needs an API key with the scope `pets:read`.
+     */
+    get: operations['getCategory'];
+    /**
+     * Name a category
+     * @description Names a category id, the id pets carry as `categoryId` (so the client chooses it): 201 when the id had no name, 200 when this renames it (the same name again changes nothing). Names are unique, compared exactly: a name another category has is 409 `CATEGORY_NAME_TAKEN`, and of concurrent claims of one name exactly one succeeds. Send the ETag you read in `If-Match` to rename only if nobody else has since (412 otherwise; an id without a name matches no tag, not even `*`). Refusals come in this order: 401, 403, 400/413/415, 412, 409.
+     *
+     *     Needs an API key with the scope `pets:write`.
+     */
+    put: operations['putCategory'];
+    post?: never;
+    /**
+     * Delete a category
+     * @description Removes the category's name: its pets keep their `categoryId`, and the id can be named again. `If-Match` as on putCategory. Refusals come in this order: 401, 403, 400, 404, 412.
+     *
+     *     Needs an API key with the scope `pets:write`.
+     */
+    delete: operations['deleteCategory'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/inventory': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Count the animals by status
+     * @description How many animals are available, pending, sold and without a status, and all of them, in the store or in one category. Exact: once changes stop, the counts equal what listing every animal gives, whichever instance answers; reading them costs the same however many animals there are.
+     *
+     *     Needs an API key with the scope `pets:read`.
+     */
+    get: operations['getInventory'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/orders': {
@@ -173,7 +257,7 @@ export interface paths {
     };
     /**
      * Follow the changes
-     * @description The change feed: every committed change of a pet, oldest first, in the one order of events. Every answer has `Link: <…>; rel="next"`, the position after the last event served (or the same position when there was none), so a follower requests that link, now or later, forever, and sees every event exactly once, in order, whichever instance answers.
+     * @description The change feed: every committed change of a pet or of a category name, oldest first, in the one order of events. Every answer has `Link: <…>; rel="next"`, the position after the last event served (or the same position when there was none), so a follower requests that link, now or later, forever, and sees every event exactly once, in order, whichever instance answers.
      *
      *     Needs an API key with the scope `pets:read`.
      */
@@ -225,7 +309,7 @@ export interface paths {
     put?: never;
     /**
      * Subscribe a URL to the changes
-     * @description Subscribes a URL to the changes committed from now on: each event (the PetEvent of listEvents) is POSTed to it, signed as Standard Webhooks 1.0 describes (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried until the receiver answers 2xx or the retry schedule ends, in event order while the receiver succeeds (the `petEvent` callback describes a delivery). The answer carries the signing secret: the only time it is shown.
+     * @description Subscribes a URL to the changes committed from now on: each event (a PetEvent or CategoryEvent of listEvents) is POSTed to it, signed as Standard Webhooks 1.0 describes (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried until the receiver answers 2xx or the retry schedule ends, in event order while the receiver succeeds (the `petEvent` callback describes a delivery). The answer carries the signing secret: the only time it is shown.
      *
      *     Needs an API key with the scope `webhooks:manage`.
      */
@@ -375,6 +459,61 @@ export interface components {
        */
       status?: components['schemas']['PetStatus'];
     };
+    /** @description A name for a category id: what a shop front shows for the pets' `categoryId`. */
+    Category: {
+      /**
+       * Format: int64
+       * @description The category id pets carry as `categoryId`, chosen by the client.
+       * @example 1
+       */
+      id: number;
+      /**
+       * @description The category's name, unique in the store (compared exactly): 1 to 255 characters (Unicode code points), not only whitespace, without U+0000.
+       * @example Dogs
+       */
+      name: string;
+    };
+    /** @description The name to give a category id. */
+    CategoryName: {
+      /**
+       * @description The category's name, unique in the store (compared exactly): 1 to 255 characters (Unicode code points), not only whitespace, without U+0000.
+       * @example Dogs
+       */
+      name: string;
+    };
+    /** @description How many animals there are by status, in the store or in one category: exactly what listing every animal gives. */
+    Inventory: {
+      /**
+       * Format: int64
+       * @description Animals with status `available`.
+       * @example 12
+       */
+      available: number;
+      /**
+       * Format: int64
+       * @description Animals with status `pending`.
+       * @example 3
+       */
+      pending: number;
+      /**
+       * Format: int64
+       * @description Animals with status `sold`.
+       * @example 40
+       */
+      sold: number;
+      /**
+       * Format: int64
+       * @description Animals without a status.
+       * @example 1
+       */
+      unspecified: number;
+      /**
+       * Format: int64
+       * @description All of them: the sum of the four.
+       * @example 56
+       */
+      total: number;
+    };
     /** @enum {string} */
     OrderStatus: 'open' | 'completed' | 'cancelled' | 'expired';
     /** @description A buyer’s hold on an animal, then its sale or release (docs/api-design.md, "Orders"). */
@@ -430,23 +569,15 @@ export interface components {
       holdSeconds?: number;
     };
     /**
-     * @description What happened. An order change (order.*) is followed by its pet’s pet.updated, committed together.
+     * @description What happened.
      * @enum {string}
      */
-    PetEventType:
-      | 'pet.created'
-      | 'pet.updated'
-      | 'order.created'
-      | 'order.completed'
-      | 'order.cancelled'
-      | 'order.expired';
+    PetEventType: 'pet.created' | 'pet.updated' | 'pet.deleted';
     /** @description What changed. */
     PetEventData: {
-      /** @description pet.* events: the pet after the change. */
-      pet?: components['schemas']['Pet'];
-      /** @description order.* events: the order after the change. */
-      order?: components['schemas']['Order'];
-      /** @description pet.updated only: the changed members before the change. */
+      /** @description The pet after the change. */
+      pet: components['schemas']['Pet'];
+      /** @description pet.updated only: the changed members before the change. pet.deleted carries the pet as it was, and no previous. */
       previous?: components['schemas']['PetChange'];
     };
     /** @description A committed change of a pet. Events have one order, the order of their commits; the feed and the stream serve them in it. */
@@ -456,8 +587,11 @@ export interface components {
        * @example 7301-42
        */
       id: string;
-      /** @description What happened. An order change (order.*) is followed by its pet’s pet.updated, committed together. */
-      type: components['schemas']['PetEventType'];
+      /**
+       * @description What happened. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      type: 'pet.created' | 'pet.updated' | 'pet.deleted';
       /**
        * Format: date-time
        * @description When the change was made: RFC 3339, UTC, with milliseconds.
@@ -465,6 +599,76 @@ export interface components {
        */
       timestamp: string;
       data: components['schemas']['PetEventData'];
+    };
+    /**
+     * @description What happened.
+     * @enum {string}
+     */
+    CategoryEventType: 'category.updated' | 'category.deleted';
+    /** @description A category's name before the change. */
+    CategoryNameChange: {
+      /**
+       * @description The name before the change.
+       * @example Dogs
+       */
+      name: string;
+    };
+    /** @description What changed. */
+    CategoryEventData: {
+      /** @description category.updated: the Category after the change; category.deleted: the Category as it was. */
+      category: components['schemas']['Category'];
+      /** @description category.updated of a category that had a name: that name. */
+      previous?: components['schemas']['CategoryNameChange'];
+    };
+    /** @description A committed change of a category's name, in the same one order as the events of pets. */
+    CategoryEvent: {
+      /**
+       * @description Opaque id, at most 64 characters of `A-Za-z0-9_-`: the feed cursor (`after`), the stream `id:` line and `Last-Event-ID`.
+       * @example 7301-42
+       */
+      id: string;
+      /**
+       * @description What happened. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      type: 'category.updated' | 'category.deleted';
+      /**
+       * Format: date-time
+       * @description When the change was made: RFC 3339, UTC, with milliseconds.
+       * @example 2026-11-25T18:04:05.123Z
+       */
+      timestamp: string;
+      data: components['schemas']['CategoryEventData'];
+    };
+    /**
+     * @description What happened.
+     * @enum {string}
+     */
+    OrderEventType: 'order.created' | 'order.completed' | 'order.cancelled' | 'order.expired';
+    /** @description What changed. */
+    OrderEventData: {
+      /** @description The order after the change. */
+      order: components['schemas']['Order'];
+    };
+    /** @description A committed change of an order, in the same one order as the events of pets. Each is followed by its pet’s pet.updated, committed together. */
+    OrderEvent: {
+      /**
+       * @description Opaque id, at most 64 characters of `A-Za-z0-9_-`: the feed cursor (`after`), the stream `id:` line and `Last-Event-ID`.
+       * @example 7301-42
+       */
+      id: string;
+      /**
+       * @description What happened. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      type: 'order.created' | 'order.completed' | 'order.cancelled' | 'order.expired';
+      /**
+       * Format: date-time
+       * @description When the change was made: RFC 3339, UTC, with milliseconds.
+       * @example 2026-11-25T18:04:05.123Z
+       */
+      timestamp: string;
+      data: components['schemas']['OrderEventData'];
     };
     /** @description A webhook to create. */
     NewWebhook: {
@@ -483,6 +687,9 @@ export interface components {
       events?: (
         | 'pet.created'
         | 'pet.updated'
+        | 'pet.deleted'
+        | 'category.updated'
+        | 'category.deleted'
         | 'order.created'
         | 'order.completed'
         | 'order.cancelled'
@@ -513,6 +720,9 @@ export interface components {
         | (
             | 'pet.created'
             | 'pet.updated'
+            | 'pet.deleted'
+            | 'category.updated'
+            | 'category.deleted'
             | 'order.created'
             | 'order.completed'
             | 'order.cancelled'
@@ -555,6 +765,9 @@ export interface components {
         | (
             | 'pet.created'
             | 'pet.updated'
+            | 'pet.deleted'
+            | 'category.updated'
+            | 'category.deleted'
             | 'order.created'
             | 'order.completed'
             | 'order.cancelled'
@@ -606,16 +819,17 @@ export interface components {
      *     - `MALFORMED_JSON` (400): The request body is not parsable JSON.
      *     - `UNAUTHORIZED` (401): The API key is missing, malformed, unknown, expired or revoked.
      *     - `FORBIDDEN` (403): The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed.
-     *     - `NOT_FOUND` (404): No pet, order or webhook with that id, or no such route.
+     *     - `NOT_FOUND` (404): No pet, category, order or webhook with that id (a deleted pet included), or no such route.
      *     - `METHOD_NOT_ALLOWED` (405): The path exists but not with this method; see the Allow header.
      *     - `INVALID_TRANSITION` (409): The status change is not allowed from the pet's current status; the message names both and the allowed targets. Nothing was changed.
      *     - `PET_HELD` (409): The pet is held by an open order: its status cannot change and it cannot be deleted until the order is completed, cancelled or expires. Nothing was changed.
      *     - `PET_NOT_AVAILABLE` (409): Only an available pet can be ordered; the message names the pet’s status (pending, sold, none, or held by an open order). Nothing was changed.
      *     - `ORDER_NOT_OPEN` (409): Only an open order before its expiresAt can be completed or cancelled; the message names the order’s status. Nothing was changed.
+     *     - `CATEGORY_NAME_TAKEN` (409): Another category already has this name (names are unique, compared exactly); the message names it. Nothing was changed.
      *     - `WEBHOOK_LIMIT_REACHED` (409): The store already has as many webhooks as it may have; the message says how many. Delete one first. Nothing was changed.
      *     - `GONE` (410): The operation was removed at its Sunset date; the message names its replacement.
      *     - `CURSOR_EXPIRED` (410): The events cursor is older than the retention period (EVENT_RETENTION_DAYS): events after it were deleted. Start again without `after`.
-     *     - `PRECONDITION_FAILED` (412): If-Match names no current ETag of the pet or order: it changed since it was read. Nothing was changed.
+     *     - `PRECONDITION_FAILED` (412): If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed.
      *     - `PAYLOAD_TOO_LARGE` (413): The request body exceeds the configured size limit.
      *     - `UNSUPPORTED_MEDIA_TYPE` (415): The request body is not of a type the operation takes: application/json, or for updatePet also application/merge-patch+json.
      *     - `IDEMPOTENCY_KEY_REUSED` (422): The Idempotency-Key was already used with a different body.
@@ -635,6 +849,7 @@ export interface components {
       | 'PET_HELD'
       | 'PET_NOT_AVAILABLE'
       | 'ORDER_NOT_OPEN'
+      | 'CATEGORY_NAME_TAKEN'
       | 'WEBHOOK_LIMIT_REACHED'
       | 'GONE'
       | 'CURSOR_EXPIRED'
@@ -653,16 +868,17 @@ export interface components {
        *     - `MALFORMED_JSON` (400): The request body is not parsable JSON.
        *     - `UNAUTHORIZED` (401): The API key is missing, malformed, unknown, expired or revoked.
        *     - `FORBIDDEN` (403): The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed.
-       *     - `NOT_FOUND` (404): No pet, order or webhook with that id, or no such route.
+       *     - `NOT_FOUND` (404): No pet, category, order or webhook with that id (a deleted pet included), or no such route.
        *     - `METHOD_NOT_ALLOWED` (405): The path exists but not with this method; see the Allow header.
        *     - `INVALID_TRANSITION` (409): The status change is not allowed from the pet's current status; the message names both and the allowed targets. Nothing was changed.
        *     - `PET_HELD` (409): The pet is held by an open order: its status cannot change and it cannot be deleted until the order is completed, cancelled or expires. Nothing was changed.
        *     - `PET_NOT_AVAILABLE` (409): Only an available pet can be ordered; the message names the pet’s status (pending, sold, none, or held by an open order). Nothing was changed.
        *     - `ORDER_NOT_OPEN` (409): Only an open order before its expiresAt can be completed or cancelled; the message names the order’s status. Nothing was changed.
+       *     - `CATEGORY_NAME_TAKEN` (409): Another category already has this name (names are unique, compared exactly); the message names it. Nothing was changed.
        *     - `WEBHOOK_LIMIT_REACHED` (409): The store already has as many webhooks as it may have; the message says how many. Delete one first. Nothing was changed.
        *     - `GONE` (410): The operation was removed at its Sunset date; the message names its replacement.
        *     - `CURSOR_EXPIRED` (410): The events cursor is older than the retention period (EVENT_RETENTION_DAYS): events after it were deleted. Start again without `after`.
-       *     - `PRECONDITION_FAILED` (412): If-Match names no current ETag of the pet or order: it changed since it was read. Nothing was changed.
+       *     - `PRECONDITION_FAILED` (412): If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed.
        *     - `PAYLOAD_TOO_LARGE` (413): The request body exceeds the configured size limit.
        *     - `UNSUPPORTED_MEDIA_TYPE` (415): The request body is not of a type the operation takes: application/json, or for updatePet also application/merge-patch+json.
        *     - `IDEMPOTENCY_KEY_REUSED` (422): The Idempotency-Key was already used with a different body.
@@ -700,6 +916,8 @@ export interface operations {
         limit?: number;
         /** @description Restricts results to animals with that availability status. */
         status?: components['schemas']['PetStatus'];
+        /** @description Restricts results to animals of that category (with `status`, to those that match both). */
+        categoryId?: number;
         /** @description Opaque position in the list. Do not build it: follow the `Link: <…>; rel="next"` header of the previous page. */
         cursor?: string;
       };
@@ -1032,7 +1250,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `NOT_FOUND`: No pet, order or webhook with that id, or no such route. */
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -1056,6 +1274,125 @@ export interface operations {
           'RateLimit-Remaining'?: number;
           /** @description Seconds until the window resets. */
           'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request is accepted. */
+          'Retry-After'?: number;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `INTERNAL_ERROR`: An unexpected error; nothing about it is exposed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `SERVICE_UNAVAILABLE`: The database is unreachable; retry later. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  deletePet: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The `ETag` of the pet as you read it (a list of them, or `*`): the pet is removed only if it still has it, otherwise 412. Compared strongly: a weak tag (`W/"…"`) never matches. */
+        'If-Match'?: string;
+      };
+      path: {
+        /** @description The identifier of the animal. */
+        petId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The animal is removed. */
+      204: {
+        headers: {
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `PET_HELD`: an open order holds the animal. Nothing was changed. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed. */
+      412: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
@@ -1163,7 +1500,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `NOT_FOUND`: No pet, order or webhook with that id, or no such route. */
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -1181,7 +1518,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet or order: it changed since it was read. Nothing was changed. */
+      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed. */
       412: {
         headers: {
           [name: string]: unknown;
@@ -1204,6 +1541,605 @@ export interface operations {
         headers: {
           /** @description The body types this operation takes (RFC 5789 §3.1). */
           'Accept-Patch'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request is accepted. */
+          'Retry-After'?: number;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `INTERNAL_ERROR`: An unexpected error; nothing about it is exposed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `SERVICE_UNAVAILABLE`: The database is unreachable; retry later. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listCategories: {
+    parameters: {
+      query?: {
+        /** @description Maximum number of categories returned. */
+        limit?: number;
+        /** @description Opaque position in the list. Do not build it: follow the `Link: <…>; rel="next"` header of the previous page. */
+        cursor?: string;
+      };
+      header?: {
+        /** @description The `ETag` of an answer you hold (a list of them, or `*`). When it still matches, the answer is 304 Not Modified without a body: keep using what you have. */
+        'If-None-Match'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of categories, in ascending id order. */
+      200: {
+        headers: {
+          /** @description Weak validator of this answer, computed from its body and Link header: the same data gives the same ETag on every server. Send it back in `If-None-Match`. */
+          ETag?: string;
+          /** @description A client cache may keep the answer but must revalidate it (`If-None-Match`) before each use; shared caches must not keep it. Every other answer is `no-store`. */
+          'Cache-Control'?: 'private, no-cache';
+          /** @description RFC 8288 link to the next page, `<…>; rel="next"`; absent on the last page. */
+          Link?: string;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Category'][];
+        };
+      };
+      /** @description Not Modified: `If-None-Match` matches the current answer. No body; the headers are those of the 200. */
+      304: {
+        headers: {
+          /** @description Weak validator of this answer, computed from its body and Link header: the same data gives the same ETag on every server. Send it back in `If-None-Match`. */
+          ETag?: string;
+          /** @description A client cache may keep the answer but must revalidate it (`If-None-Match`) before each use; shared caches must not keep it. Every other answer is `no-store`. */
+          'Cache-Control'?: 'private, no-cache';
+          /** @description RFC 8288 link to the next page, `<…>; rel="next"`; absent on the last page. */
+          Link?: string;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request is accepted. */
+          'Retry-After'?: number;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `INTERNAL_ERROR`: An unexpected error; nothing about it is exposed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `SERVICE_UNAVAILABLE`: The database is unreachable; retry later. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getCategory: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The `ETag` of an answer you hold (a list of them, or `*`). When it still matches, the answer is 304 Not Modified without a body: keep using what you have. */
+        'If-None-Match'?: string;
+      };
+      path: {
+        /** @description The category id, as pets carry it in `categoryId`. */
+        categoryId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The category. */
+      200: {
+        headers: {
+          /** @description Strong validator of this category: changes whenever it is renamed or deleted. Send it in `If-Match` on putCategory or deleteCategory to change the category only if nobody else has since. */
+          ETag?: string;
+          /** @description A client cache may keep the answer but must revalidate it (`If-None-Match`) before each use; shared caches must not keep it. Every other answer is `no-store`. */
+          'Cache-Control'?: 'private, no-cache';
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Category'];
+        };
+      };
+      /** @description Not Modified: `If-None-Match` matches the current answer. No body; the headers are those of the 200. */
+      304: {
+        headers: {
+          /** @description Strong validator of this category: changes whenever it is renamed or deleted. Send it in `If-Match` on putCategory or deleteCategory to change the category only if nobody else has since. */
+          ETag?: string;
+          /** @description A client cache may keep the answer but must revalidate it (`If-None-Match`) before each use; shared caches must not keep it. Every other answer is `no-store`. */
+          'Cache-Control'?: 'private, no-cache';
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `NOT_FOUND`: the category id has no name. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request is accepted. */
+          'Retry-After'?: number;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `INTERNAL_ERROR`: An unexpected error; nothing about it is exposed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `SERVICE_UNAVAILABLE`: The database is unreachable; retry later. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  putCategory: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The `ETag` of the category as you read it (a list of them, or `*`): the change is made only if the category still has it, otherwise 412. Compared strongly: a weak tag never matches. */
+        'If-Match'?: string;
+      };
+      path: {
+        /** @description The category id, as pets carry it in `categoryId`. */
+        categoryId: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CategoryName'];
+      };
+    };
+    responses: {
+      /** @description The category, renamed (or unchanged when the name was already its own). */
+      200: {
+        headers: {
+          /** @description Strong validator of this category: changes whenever it is renamed or deleted. Send it in `If-Match` on putCategory or deleteCategory to change the category only if nobody else has since. */
+          ETag?: string;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Category'];
+        };
+      };
+      /** @description The id had no name: the category as named. */
+      201: {
+        headers: {
+          /** @description Strong validator of this category: changes whenever it is renamed or deleted. Send it in `If-Match` on putCategory or deleteCategory to change the category only if nobody else has since. */
+          ETag?: string;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Category'];
+        };
+      };
+      /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `CATEGORY_NAME_TAKEN`: another category has this name; the message names it. Nothing was changed. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed. */
+      412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `PAYLOAD_TOO_LARGE`: The request body exceeds the configured size limit. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not of a type the operation takes: application/json, or for updatePet also application/merge-patch+json. */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request is accepted. */
+          'Retry-After'?: number;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `INTERNAL_ERROR`: An unexpected error; nothing about it is exposed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `SERVICE_UNAVAILABLE`: The database is unreachable; retry later. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  deleteCategory: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The `ETag` of the category as you read it (a list of them, or `*`): the change is made only if the category still has it, otherwise 412. Compared strongly: a weak tag never matches. */
+        'If-Match'?: string;
+      };
+      path: {
+        /** @description The category id, as pets carry it in `categoryId`. */
+        categoryId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The name is removed. */
+      204: {
+        headers: {
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `NOT_FOUND`: the category id has no name. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed. */
+      412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request is accepted. */
+          'Retry-After'?: number;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `INTERNAL_ERROR`: An unexpected error; nothing about it is exposed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `SERVICE_UNAVAILABLE`: The database is unreachable; retry later. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getInventory: {
+    parameters: {
+      query?: {
+        /** @description Counts only the animals of that category. */
+        categoryId?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The counts. */
+      200: {
+        headers: {
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Inventory'];
+        };
+      };
+      /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
@@ -1585,7 +2521,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `NOT_FOUND`: No pet, order or webhook with that id, or no such route. */
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -1690,7 +2626,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `NOT_FOUND`: No pet, order or webhook with that id, or no such route. */
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -1708,7 +2644,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet or order: it changed since it was read. Nothing was changed. */
+      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed. */
       412: {
         headers: {
           [name: string]: unknown;
@@ -1813,7 +2749,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `NOT_FOUND`: No pet, order or webhook with that id, or no such route. */
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -1831,7 +2767,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet or order: it changed since it was read. Nothing was changed. */
+      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed. */
       412: {
         headers: {
           [name: string]: unknown;
@@ -1905,7 +2841,11 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['PetEvent'][];
+          'application/json': (
+            | components['schemas']['PetEvent']
+            | components['schemas']['CategoryEvent']
+            | components['schemas']['OrderEvent']
+          )[];
         };
       };
       /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
@@ -1996,7 +2936,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description A `text/event-stream` that stays open: each event as `id:`, `event:` (its type) and `data:` (the PetEvent JSON) lines, and comment lines (`: keep-alive`) at least every 15 s. A stream whose key is no longer accepted ends with `event: key.refused` and `data:` (the Error body), without `id:`. */
+      /** @description A `text/event-stream` that stays open: each event as `id:`, `event:` (its type) and `data:` (the event JSON: a PetEvent or a CategoryEvent) lines, and comment lines (`: keep-alive`) at least every 15 s. A stream whose key is no longer accepted ends with `event: key.refused` and `data:` (the Error body), without `id:`. */
       200: {
         headers: {
           /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
@@ -2343,7 +3283,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `NOT_FOUND`: No pet, order or webhook with that id, or no such route. */
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -2441,7 +3381,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `NOT_FOUND`: No pet, order or webhook with that id, or no such route. */
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -2541,7 +3481,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `NOT_FOUND`: No pet, order or webhook with that id, or no such route. */
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
       404: {
         headers: {
           [name: string]: unknown;

@@ -9,7 +9,11 @@ import {
   type ErrorBody,
 } from './example.js';
 
-export type PetEvent = components['schemas']['PetEvent'];
+/** An event of the feed: about a pet, a category's name or an order, as its `type` says. */
+export type StoreEvent =
+  | components['schemas']['PetEvent']
+  | components['schemas']['CategoryEvent']
+  | components['schemas']['OrderEvent'];
 
 export interface FollowOptions {
   /**
@@ -21,7 +25,7 @@ export interface FollowOptions {
    * Called with each event, in the feed's order, one at a time. If it throws, the follow ends with
    * that error and the event is delivered again on the next start.
    */
-  handle: (event: PetEvent) => void | Promise<void>;
+  handle: (event: StoreEvent) => void | Promise<void>;
   /** Ends the follow once the event being handled is done, with its position saved. */
   signal: AbortSignal;
   /** Events per page, 1–100. */
@@ -78,7 +82,7 @@ export async function followEvents(
  * the last one handled: also when a handler throws, so that only its event is delivered again.
  */
 async function handlePage(
-  events: PetEvent[],
+  events: StoreEvent[],
   handle: FollowOptions['handle'],
   cursorFile: string,
   signal: AbortSignal,
@@ -109,7 +113,7 @@ interface PageWalk {
 async function* eventPages(
   client: AnimalStoreClient,
   { after, pageSize, pollIntervalMs, signal }: PageWalk,
-): AsyncGenerator<PetEvent[], never> {
+): AsyncGenerator<StoreEvent[], never> {
   let request = () =>
     client.GET('/events', { params: { query: { after, limit: pageSize } }, signal });
   for (;;) {
@@ -125,10 +129,10 @@ async function* eventPages(
 
 /** A page of events; a 429 or 503 is asked again after its Retry-After. */
 async function readEvents(
-  request: () => Promise<{ data?: PetEvent[]; error?: unknown; response: Response }>,
+  request: () => Promise<{ data?: StoreEvent[]; error?: unknown; response: Response }>,
   pollIntervalMs: number,
   signal: AbortSignal,
-): Promise<{ events: PetEvent[]; response: Response }> {
+): Promise<{ events: StoreEvent[]; response: Response }> {
   for (;;) {
     const { data, error, response } = await request();
     if (data !== undefined) return { events: data, response };

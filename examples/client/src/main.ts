@@ -1,7 +1,9 @@
-// Runs the example against a running service; as `follow <cursor-file>`, follows its change feed
-// until SIGINT or SIGTERM; as `till <petId>`, sells an animal; as `webhooks …`, manages the webhooks. ANIMAL_STORE_API_KEY is required;
-// ANIMAL_STORE_URL defaults to the local server that `npm start` runs.
-import { CursorExpiredError, followEvents, type PetEvent } from './event-feed.js';
+// Runs the example against a running service; as `catalogue`, names a category, lists it and
+// counts the stock; as `follow <cursor-file>`, follows its change feed until SIGINT or SIGTERM;
+// as `till <petId>`, sells an animal; as `webhooks …`, manages the webhooks. ANIMAL_STORE_API_KEY
+// is required; ANIMAL_STORE_URL defaults to the local server that `npm start` runs.
+import { runCatalogueExample } from './catalogue.js';
+import { CursorExpiredError, followEvents, type StoreEvent } from './event-feed.js';
 import {
   AnimalStoreError,
   createAnimalStoreClient,
@@ -15,7 +17,7 @@ import { runWebhookCommand, WEBHOOK_USAGE } from './webhooks.js';
 
 const DEFAULT_URL = 'http://127.0.0.1:3000/v1';
 const COMMAND = 'npm run client:example';
-const USAGE = ['', 'follow <cursor-file>', 'till <petId>', ...WEBHOOK_USAGE]
+const USAGE = ['', 'catalogue', 'follow <cursor-file>', 'till <petId>', ...WEBHOOK_USAGE]
   .map((form) => `Usage: ${form === '' ? COMMAND : `${COMMAND} -- ${form}`}`)
   .join('\n');
 
@@ -32,6 +34,8 @@ const [command, ...args] = process.argv.slice(2);
 try {
   if (command === undefined) {
     await runExample({ baseUrl, apiKey, log: (line) => console.log(line) });
+  } else if (command === 'catalogue' && args.length === 0) {
+    await runCatalogueExample({ baseUrl, apiKey, log: (line) => console.log(line) });
   } else if (command === 'follow' && args.length === 1) {
     await followToConsole(createAnimalStoreClient(baseUrl, apiKey), args[0]);
   } else if (command === 'till' && args.length === 1 && /^[1-9]\d{0,15}$/.test(args[0])) {
@@ -66,8 +70,12 @@ async function followToConsole(client: AnimalStoreClient, file: string): Promise
   });
 }
 
-function describeEvent({ id, type, data }: PetEvent): string {
-  const { order, pet } = data;
-  if (order) return `${id} ${type} order ${order.id} of pet ${order.petId}: ${order.status}`;
-  return `${id} ${type} ${describePet(pet!)}`;
+function describeEvent({ id, type, data }: StoreEvent): string {
+  if ('order' in data) {
+    const { order } = data;
+    return `${id} ${type} order ${order.id} of pet ${order.petId}: ${order.status}`;
+  }
+  const subject =
+    'pet' in data ? describePet(data.pet) : `category ${data.category.id} "${data.category.name}"`;
+  return `${id} ${type} ${subject}`;
 }

@@ -2,12 +2,13 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { components } from '../../client/src/api-schema.js';
 
-export type PetEvent = components['schemas']['PetEvent'];
+/** A delivered event: about a pet or about a category's name, as its `type` says. */
+export type StoreEvent = components['schemas']['PetEvent'] | components['schemas']['CategoryEvent'];
 
 /** A delivery whose signature matched: its `webhook-id` (the event's id) and its event. */
 export interface VerifiedDelivery {
   id: string;
-  event: PetEvent;
+  event: StoreEvent;
 }
 
 /** The Standard Webhooks headers the signature covers or is. */
@@ -37,7 +38,7 @@ export class DeliveryVerifier {
     for (const webhook of this.webhooks) {
       try {
         // The signature proves the store sent this body, so it is the event docs/events.md defines.
-        const event = webhook.verify(body, signed) as PetEvent;
+        const event = webhook.verify(body, signed) as StoreEvent;
         return { id: signed['webhook-id'], event };
       } catch (error) {
         if (!(error instanceof WebhookVerificationError)) throw error;

@@ -1,6 +1,6 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { WebhookVerificationError } from 'standardwebhooks';
-import type { DeliveryVerifier, PetEvent, VerifiedDelivery } from './delivery-verifier.js';
+import type { DeliveryVerifier, StoreEvent, VerifiedDelivery } from './delivery-verifier.js';
 import type { RecentIds } from './recent-ids.js';
 
 export const WEBHOOK_PATH = '/webhooks/animal-store';
@@ -12,7 +12,7 @@ export interface ReceiverOptions {
   /** The ids of deliveries already handled. */
   handled: RecentIds;
   /** Called once per new event; a throw answers 500, so the store delivers it again later. */
-  handle: (event: PetEvent) => void | Promise<void>;
+  handle: (event: StoreEvent) => void | Promise<void>;
 }
 
 /**

@@ -1,8 +1,10 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, ValidateBy } from 'class-validator';
-import { expecting } from '../../http/field-messages.js';
+import { Transform } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { MAX_ID } from '../../http/canonical-decimal.js';
+import { decimalInteger, expecting } from '../../http/field-messages.js';
 import { PageLimit } from '../../http/page-limit.js';
-import { decodeCursor } from '../page-cursor.js';
+import { PageCursor } from '../../http/page-cursor.js';
 import {
   ONE_OF_PET_STATUSES,
   PET_STATUS_SCHEMA,
@@ -11,7 +13,7 @@ import {
 } from '../pet-status.js';
 
 const STATUS = expecting('status', ONE_OF_PET_STATUSES, 'query');
-const CURSOR = expecting('cursor', 'a cursor taken from a Link rel="next" header', 'query');
+const CATEGORY_ID = expecting('categoryId', `a decimal integer from 1 to ${MAX_ID}`, 'query');
 
 export class ListPetsQueryDto {
   @PageLimit('Maximum number of animals returned.')
@@ -27,15 +29,19 @@ export class ListPetsQueryDto {
 
   @ApiPropertyOptional({
     description:
-      'Opaque position in the list. Do not build it: follow the `Link: <…>; rel="next"` header of the previous page.',
+      'Restricts results to animals of that category (with `status`, to those that match both).',
+    type: 'integer',
+    format: 'int64',
+    minimum: 1,
+    maximum: MAX_ID,
   })
   @IsOptional()
-  @ValidateBy(
-    {
-      name: 'isPageCursor',
-      validator: { validate: (v) => typeof v === 'string' && decodeCursor(v) !== undefined },
-    },
-    CURSOR,
-  )
+  @Transform(decimalInteger)
+  @IsInt(CATEGORY_ID)
+  @Min(1, CATEGORY_ID)
+  @Max(MAX_ID, CATEGORY_ID)
+  categoryId?: number;
+
+  @PageCursor()
   cursor?: string;
 }

@@ -3,7 +3,7 @@ import { IsIn, IsInt, Max, Min, ValidateIf } from 'class-validator';
 import { MAX_ID } from '../../http/canonical-decimal.js';
 import { ONE_OF_PET_STATUSES, PET_STATUSES, type PetStatus } from '../pet-status.js';
 import { expecting } from '../../http/field-messages.js';
-import { IsPetName } from './field-rules.js';
+import { IsName } from '../../http/name-rules.js';
 import { CATEGORY_ID, NAME } from './new-pet.dto.js';
 import { PET_PROPERTIES } from './pet-properties.js';
 
@@ -25,7 +25,7 @@ export const PATCHABLE_FIELDS = ['name', 'categoryId', 'status'] as const;
 export class PetPatchDto {
   @ApiProperty({ ...PET_PROPERTIES.name, required: false })
   @ValidateIf(present)
-  @IsPetName(NAME)
+  @IsName(NAME)
   name?: string;
 
   @ApiProperty({ ...PET_PROPERTIES.categoryId, required: false })

@@ -1,7 +1,7 @@
 import type { ApiPropertyOptions } from '@nestjs/swagger';
 import { MAX_ID } from '../../http/canonical-decimal.js';
 import { PET_STATUS_SCHEMA } from '../pet-status.js';
-import { PET_NAME_MAX_LENGTH } from './field-rules.js';
+import { NAME_MAX_LENGTH } from '../../http/name-rules.js';
 
 /** An int64 id as a JSON client carries it exactly. */
 export const ID_SCHEMA = { type: 'integer', format: 'int64', minimum: 1, maximum: MAX_ID } as const;
@@ -22,10 +22,10 @@ export const PET_PROPERTIES = {
     required: true,
   },
   name: {
-    description: `The animal's name: 1 to ${PET_NAME_MAX_LENGTH} characters (Unicode code points), not only whitespace, without U+0000.`,
+    description: `The animal's name: 1 to ${NAME_MAX_LENGTH} characters (Unicode code points), not only whitespace, without U+0000.`,
     type: 'string',
     minLength: 1,
-    maxLength: PET_NAME_MAX_LENGTH,
+    maxLength: NAME_MAX_LENGTH,
     example: 'Rex',
     required: true,
   },

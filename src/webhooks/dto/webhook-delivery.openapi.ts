@@ -1,5 +1,5 @@
-import { getSchemaPath, type OperationObject, type ParameterObject } from '@nestjs/swagger';
-import { PetEventDto } from '../../events/dto/pet-event.dto.js';
+import type { OperationObject, ParameterObject } from '@nestjs/swagger';
+import { EVENT_SCHEMA } from '../../events/dto/pet-event.dto.js';
 import { signedHeaders } from '../webhook-signature.js';
 import { WEBHOOK_PROPERTIES } from './webhook-properties.js';
 
@@ -79,7 +79,7 @@ const DELIVERY: OperationObject = {
     required: true,
     content: {
       'application/json': {
-        schema: { $ref: getSchemaPath(PetEventDto) },
+        schema: EVENT_SCHEMA,
         example: DELIVERY_EXAMPLE,
       },
     },

@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import type { Database as SqliteConnection } from 'better-sqlite3';
+import { betterSqlite3 } from '../../../src/database/better-sqlite3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataSourceOptions, openDataSource } from '../../../src/database/data-source.js';
 import { PostgresSqlRunner } from '../../../src/database/postgres-sql-runner.js';
@@ -11,6 +12,8 @@ import {
   ENGINES,
   type TestDatabase,
 } from '../../support/test-database.js';
+
+const Database = betterSqlite3();
 
 /** Thrown to roll a transaction back on purpose. */
 class RollBack extends Error {}
@@ -126,7 +129,7 @@ describe('SqliteSqlRunner: group commit (docs/architecture.md, "SQLite")', () =>
 
   const names = () => storedNames(db);
   /** Another connection to the file, as another process would read it. */
-  let other: Database.Database;
+  let other: SqliteConnection;
   beforeAll(async () => {
     other = new Database(runner.database.url.slice('sqlite:'.length), { readonly: true });
     // A deferred foreign key is checked at COMMIT: a child without its parent fails the COMMIT.

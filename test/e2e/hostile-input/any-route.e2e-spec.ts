@@ -9,7 +9,8 @@ import { ENGINES } from '../../support/test-database.js';
 /**
  * Any method on any path with any headers, through the real app: documented methods are served as
  * documented, other methods on a documented path are a 405 naming the allowed ones, unknown paths
- * a 404; a sane X-Request-Id is echoed, and nothing is stored but by a 201. Seed and run scale: see
+ * a 404; a sane X-Request-Id is echoed, and no pet is added but by a 201 or removed but by
+ * deletePet's 204. Seed and run scale: see
  * test/support/hostile-run.ts.
  */
 const doc = OpenApiDocument.load();
@@ -109,7 +110,11 @@ describe.each(ENGINES)('hostile methods, paths and headers through the real app 
       const xRequestId = r.headers['x-request-id'];
       if (xRequestId !== undefined && /^[\w.:-]{1,128}$/.test(xRequestId))
         expect(answer.headers['x-request-id']).toBe(xRequestId);
-      expect(await app.petCount()).toBe(countBefore + (answer.status === 201 ? 1 : 0));
+      const removed =
+        answer.status === 204 && r.method === 'DELETE' && route?.path === '/v1/pets/{petId}';
+      expect(await app.petCount()).toBe(
+        countBefore + (answer.status === 201 ? 1 : 0) - (removed ? 1 : 0),
+      );
     });
   });
 });

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { betterSqlite3 } from '../../../src/database/better-sqlite3.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -14,6 +14,8 @@ import {
   type ParityPair,
 } from '../../support/reference-parity.js';
 import { ENGINES } from '../../support/test-database.js';
+
+const Database = betterSqlite3();
 
 /** A `pet_events` row as compared: everything but its position and timestamp. */
 interface EventRow {

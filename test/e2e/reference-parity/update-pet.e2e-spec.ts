@@ -444,7 +444,13 @@ describe.each(ENGINES)('bench reference answers updatePet as the service does [%
       path(target),
       { ...patch(NAME), setHost: false },
     ],
-    ['DELETE a pet: Allow lists PATCH', 405, 'DELETE', path(target), { headers: auth }],
+    [
+      'OPTIONS a pet: Allow lists DELETE and PATCH',
+      405,
+      'OPTIONS',
+      path(target),
+      { headers: auth },
+    ],
     ['PUT a pet', 405, 'PUT', path(target), { headers: asJson, body: '{}' }],
   ];
 

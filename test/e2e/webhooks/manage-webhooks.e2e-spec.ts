@@ -8,7 +8,7 @@ const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const URL_MESSAGE =
   'url must be an absolute http or https URL of at most 2048 characters, without credentials or fragment';
 const EVENTS_MESSAGE =
-  'events must be a non-empty array of distinct event types, each one of "pet.created", "pet.updated", "order.created", "order.completed", "order.cancelled", "order.expired" (or absent for all)';
+  'events must be a non-empty array of distinct event types, each one of "pet.created", "pet.updated", "pet.deleted", "category.updated", "category.deleted", "order.created", "order.completed", "order.cancelled", "order.expired" (or absent for all)';
 
 const invalid = (message: string) => ({ code: 'VALIDATION_FAILED', message, status: 400 });
 
@@ -107,6 +107,15 @@ describe.each(ENGINES)('webhook subscriptions [%s]', (engine) => {
       },
     ]);
     expect(listed.body).not.toContain('whsec_');
+  });
+
+  it('filters by the catalogue event types too, stored in the order of the event types', async () => {
+    const created = await as('POST', '/v1/webhooks', {
+      url: 'https://shop.example/hook',
+      events: ['category.deleted', 'pet.deleted', 'category.updated'],
+    });
+    expect(created.statusCode).toBe(201);
+    expect(created.json().events).toEqual(['pet.deleted', 'category.updated', 'category.deleted']);
   });
 
   it('filters by the order event types too, stored in the order of the event types', async () => {

@@ -9,7 +9,7 @@ import { SRC, sourceFiles } from './source-files.js';
  */
 const FLOORS: readonly (readonly string[])[] = [
   ['.'],
-  ['pets', 'health', 'docs', 'webhooks'],
+  ['pets', 'categories', 'inventory', 'health', 'docs', 'webhooks'],
   ['orders'],
   ['events', 'idempotency'],
   ['deprecation'],

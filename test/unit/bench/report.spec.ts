@@ -166,6 +166,44 @@ describe('bench summary', () => {
     ]);
   });
 
+  it('under --scale with the catalogue scenarios, checks its pages against the list and the inventory p99', () => {
+    const scaleRun = {
+      ...run('service', 1, 1000, 10),
+      scenarios: {
+        list: [load(1000, 4, 9)],
+        deep: [load(1000, 4, 9)],
+        category: [load(950, 4, 9)],
+        categoryStatus: [load(800, 4, 9)],
+        categoryDeep: [load(950, 6, 9)],
+        inventory: [load(2000, 2, 60)],
+      },
+    };
+    const names = ['list', 'deep', 'category', 'categoryStatus', 'categoryDeep', 'inventory'];
+
+    const { catalogue, targets } = summarize([scaleRun], names, {
+      scale: true,
+      pg: 'postgres://x',
+      connections: 32,
+    });
+
+    expect(catalogue).toEqual({
+      deepOverPage1: 1.5,
+      categoryOverList: 0.95,
+      categoryStatusOverList: 0.8,
+      inventoryP99Ms: 60,
+    });
+    expect(
+      targets
+        .filter(({ name }: { name: string }) => /category|Inventory/.test(name))
+        .map(({ name, met }: { name: string; met: boolean }) => [name, met]),
+    ).toEqual([
+      ['category deep page p50 / its page 1 p50', false],
+      ['category page req/s / list req/s', true],
+      ['category+status page req/s / list req/s', false],
+      ['getInventory p99', false],
+    ]);
+  });
+
   it("pools the slices' quantiles into one latency distribution", () => {
     const quantiles = (ms: (i: number) => number) => Array.from({ length: 1000 }, (_, i) => ms(i));
     // 2,000 requests all at 1 ms, then 2,000 with 10 % of them at 50 ms: 5 % of all are slow.

@@ -1,10 +1,15 @@
 import { DataSource } from 'typeorm';
 import { describe, expect, it } from 'vitest';
+import { betterSqlite3 } from '../../../src/database/better-sqlite3.js';
 import { inDialect } from '../../../src/database/sql-runner.js';
 
 /** Each engine's TypeORM driver; building a DataSource connects to nothing. */
 const postgres = new DataSource({ type: 'postgres', url: 'postgres://localhost/unused' }).driver;
-const sqlite = new DataSource({ type: 'better-sqlite3', database: ':memory:' }).driver;
+const sqlite = new DataSource({
+  type: 'better-sqlite3',
+  driver: betterSqlite3(),
+  database: ':memory:',
+}).driver;
 
 describe('inDialect', () => {
   const sql = 'SELECT * FROM pets WHERE status = :status AND id > :afterId AND id <> :status';

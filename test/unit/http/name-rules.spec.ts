@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { isPetName } from '../../../src/pets/dto/field-rules.js';
+import { isName } from '../../../src/http/name-rules.js';
 
-describe('isPetName', () => {
+describe('isName', () => {
   it.each([
     ['a single character', 'x'],
     ['255 characters', 'x'.repeat(255)],
@@ -9,7 +9,7 @@ describe('isPetName', () => {
     ['surrounding whitespace', ' Rex '],
     ['mixed scripts', 'Ünïcødé 🐶 名前'],
   ])('accepts %s', (_label, name) => {
-    expect(isPetName(name)).toBe(true);
+    expect(isName(name)).toBe(true);
   });
 
   it.each([
@@ -23,13 +23,13 @@ describe('isPetName', () => {
     ['a lone high surrogate', 'Rex\ud800'],
     ['a lone low surrogate', '\udc00Rex'],
   ])('rejects %s', (_label, name) => {
-    expect(isPetName(name)).toBe(false);
+    expect(isName(name)).toBe(false);
   });
 
   it.each([undefined, null, 42, true, ['Rex'], { name: 'Rex' }])(
     'rejects the non-string %j',
     (value) => {
-      expect(isPetName(value)).toBe(false);
+      expect(isName(value)).toBe(false);
     },
   );
 });

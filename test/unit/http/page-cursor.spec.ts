@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor } from '../../../src/pets/page-cursor.js';
+import { decodeCursor, encodeCursor } from '../../../src/http/page-cursor.js';
 
 const base64url = (text: string) => Buffer.from(text).toString('base64url');
 
