@@ -14,6 +14,7 @@ import { HealthModule } from './health/health.module.js';
 import { HttpModule } from './http/http.module.js';
 import { InventoryModule } from './inventory/inventory.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { OrdersModule } from './orders/orders.module.js';
 import { RouteTable } from './http/route-table.js';
 import { PetsModule } from './pets/pets.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
@@ -36,6 +37,7 @@ export class AppModule {
         PetsModule,
         CategoriesModule,
         InventoryModule,
+        OrdersModule,
         EventsModule,
         WebhooksModule,
         HealthModule,

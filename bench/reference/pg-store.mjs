@@ -52,7 +52,11 @@ const INSERT_WITH_EVENT = {
 /** The JSON of the pet without its leading `{"id":<id>`, for INSERT_WITH_EVENT to complete. */
 const afterId = (name, categoryId, status) =>
   petEventRow('pet.created', [0, name, categoryId, status])[3].slice('{"id":0'.length);
-const HELD = { name: 'held', text: 'SELECT pet_id FROM pet_holds WHERE pet_id = $1' };
+/** An open order holds its pet. The reference expires no lapsed hold: the bench holds no pets. */
+const HELD = {
+  name: 'held',
+  text: "SELECT pet_id FROM orders WHERE pet_id = $1 AND status = 'open'",
+};
 /** The pet and its pet.deleted event in one statement. */
 const DELETE_WITH_EVENT = {
   name: 'delete_with_event',

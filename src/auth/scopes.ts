@@ -1,16 +1,18 @@
 /**
  * What an API key may do (docs/api-design.md, "API keys"): each operation needs one scope, and a
- * key carries a set of them. A storefront that only shows animals gets a `pets:read` key.
+ * key carries a set of them. A storefront that only shows animals gets a `pets:read` key; a till
+ * that sells them, `orders:write` as well.
  */
-export const SCOPES = ['pets:read', 'pets:write', 'webhooks:manage'] as const;
+export const SCOPES = ['pets:read', 'pets:write', 'orders:write', 'webhooks:manage'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /**
- * What a key gets when its creator names no scopes, and what keys from before scopes have. Not
+ * What a key gets when its creator names no scopes (keys from before scopes keep the
+ * `pets:read,pets:write` their migration stored, and no more). Not
  * `webhooks:manage`: a webhook sends every change to a URL of the caller's choosing, so only a
  * key created for that gets it.
  */
-export const DEFAULT_SCOPES: readonly Scope[] = ['pets:read', 'pets:write'];
+export const DEFAULT_SCOPES: readonly Scope[] = ['pets:read', 'pets:write', 'orders:write'];
 
 export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);

@@ -55,6 +55,8 @@ export class AppConfig {
   readonly webhookRetryScheduleMs!: readonly number[];
   /** Whether webhook targets may be loopback, private or otherwise non-public addresses. */
   readonly webhookAllowPrivateTargets!: boolean;
+  /** How long an order holds its pet when createOrder names no holdSeconds. */
+  readonly orderHoldSeconds!: number;
 }
 
 export class ConfigError extends Error {
@@ -89,6 +91,7 @@ const DEFAULTS = {
   WEBHOOK_TIMEOUT_MS: '15000',
   WEBHOOK_RETRY_SCHEDULE: '0s,5s,5m,30m,2h,5h,10h,14h,20h,24h',
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false',
+  ORDER_HOLD_SECONDS: '900',
 } as const;
 
 /** Every variable the service reads. */
@@ -143,6 +146,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       'WEBHOOK_ALLOW_PRIVATE_TARGETS',
       read('WEBHOOK_ALLOW_PRIVATE_TARGETS'),
     ),
+    // The bounds of createOrder's holdSeconds (docs/api-design.md, "Orders").
+    orderHoldSeconds: integer('ORDER_HOLD_SECONDS', read('ORDER_HOLD_SECONDS'), 60, 86_400),
   };
   return Object.freeze(Object.assign(new AppConfig(), config));
 }

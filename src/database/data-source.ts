@@ -19,6 +19,8 @@ import { PetsByCategory1796300000000 } from './migrations/1796300000000-pets-by-
 import { PetHolds1796400000000 } from './migrations/1796400000000-pet-holds.js';
 import { PetCounts1796500000000 } from './migrations/1796500000000-pet-counts.js';
 import { ClaimsOutlivePets1796600000000 } from './migrations/1796600000000-claims-outlive-pets.js';
+import { Orders1797000000000 } from './migrations/1797000000000-orders.js';
+import { DropPetHolds1797100000000 } from './migrations/1797100000000-drop-pet-holds.js';
 
 /** Any 64-bit constant shared by every replica: serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 7_413_202_611;
@@ -51,6 +53,8 @@ export function dataSourceOptions(
       PetHolds1796400000000,
       PetCounts1796500000000,
       ClaimsOutlivePets1796600000000,
+      Orders1797000000000,
+      DropPetHolds1797100000000,
     ],
     migrationsTableName: 'migrations',
     synchronize: false,

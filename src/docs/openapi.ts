@@ -32,6 +32,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .addServer(config.stagingBaseUrl, 'Staging')
     .addTag('animals', 'The animal catalogue.')
     .addTag('categories', 'Names for the category ids animals carry.')
+    .addTag('orders', 'Holding an animal for a buyer, then selling or releasing it.')
     .addTag('events', 'Changes of the catalogue, in the order they were committed.')
     .addTag('webhooks', 'Changes of the catalogue POSTed to your URL, signed, as they commit.')
     .addBearerAuth(

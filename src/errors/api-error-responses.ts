@@ -21,6 +21,8 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   METHOD_NOT_ALLOWED: 'Method DELETE is not allowed here; use GET, HEAD, POST',
   INVALID_TRANSITION: 'Pet 42 is sold: its status can no longer change (asked for available)',
   PET_HELD: 'Pet 42 is held by an open order: complete or cancel the order first',
+  PET_NOT_AVAILABLE: 'Pet 42 is pending: only an available pet can be ordered',
+  ORDER_NOT_OPEN: 'Order 7 is completed: only an open order can be completed or cancelled',
   CATEGORY_NAME_TAKEN: 'Another category is already named "Dogs": choose another name',
   WEBHOOK_LIMIT_REACHED: webhookLimitMessage(100),
   GONE: 'This operation was removed; the message names its replacement',

@@ -20,7 +20,8 @@ export const ERROR_CODES = {
   },
   NOT_FOUND: {
     status: 404,
-    meaning: 'No pet, category or webhook with that id (a deleted pet included), or no such route.',
+    meaning:
+      'No pet, category, order or webhook with that id (a deleted pet included), or no such route.',
   },
   METHOD_NOT_ALLOWED: {
     status: 405,
@@ -34,7 +35,17 @@ export const ERROR_CODES = {
   PET_HELD: {
     status: 409,
     meaning:
-      'The pet is held by an open order, so it cannot be deleted until the order is completed, cancelled or expires. Nothing was changed.',
+      'The pet is held by an open order: its status cannot change and it cannot be deleted until the order is completed, cancelled or expires. Nothing was changed.',
+  },
+  PET_NOT_AVAILABLE: {
+    status: 409,
+    meaning:
+      'Only an available pet can be ordered; the message names the pet’s status (pending, sold, none, or held by an open order). Nothing was changed.',
+  },
+  ORDER_NOT_OPEN: {
+    status: 409,
+    meaning:
+      'Only an open order before its expiresAt can be completed or cancelled; the message names the order’s status. Nothing was changed.',
   },
   CATEGORY_NAME_TAKEN: {
     status: 409,
@@ -58,7 +69,7 @@ export const ERROR_CODES = {
   PRECONDITION_FAILED: {
     status: 412,
     meaning:
-      'If-Match names no current ETag of the pet or category: it changed (or was deleted) since it was read. Nothing was changed.',
+      'If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed.',
   },
   PAYLOAD_TOO_LARGE: {
     status: 413,

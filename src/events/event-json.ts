@@ -4,7 +4,7 @@ import type { StoredPetEvent } from './pet-events.repository.js';
 
 /**
  * The wire form of an event: stored JSON pieces put together, in the documented key order. The
- * `pet` column holds what changed, a pet or a category, and the type says which.
+ * `pet` column holds what changed, a pet, a category or an order, and the type says which.
  */
 export function eventJson(event: StoredPetEvent): string {
   const previous = event.previous === null ? '' : `,"previous":${event.previous}`;

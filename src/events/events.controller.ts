@@ -15,7 +15,7 @@ import { ApiErrorResponses, errorContent } from '../errors/api-error-responses.j
 import { RATE_LIMIT_HEADERS } from '../rate-limit/rate-limit.openapi.js';
 import { V1Controller } from '../rate-limit/v1-controller.decorator.js';
 import { ListEventsQueryDto } from './dto/list-events-query.dto.js';
-import { CategoryEventDto, EVENT_SCHEMA, PetEventDto } from './dto/pet-event.dto.js';
+import { CategoryEventDto, EVENT_SCHEMA, OrderEventDto, PetEventDto } from './dto/pet-event.dto.js';
 import { StreamEventsQueryDto } from './dto/stream-events-query.dto.js';
 import { EventStreams, KEY_REFUSED_EVENT, STREAM_SCOPE, type StreamSink } from './event-streams.js';
 import { CURSOR_EXPIRED_MESSAGE, EventsService } from './events.service.js';
@@ -41,7 +41,7 @@ const STREAM_EVENTS_DESCRIPTION =
   'gets (401, or 403 for the scope). Do not reconnect with that key.';
 
 @V1Controller('events', 'events')
-@ApiExtraModels(PetEventDto, CategoryEventDto)
+@ApiExtraModels(PetEventDto, CategoryEventDto, OrderEventDto)
 export class EventsController {
   constructor(
     private readonly events: EventsService,

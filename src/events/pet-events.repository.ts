@@ -7,7 +7,7 @@ import type { EventPosition } from './event-position.js';
 import type { EventType } from './pet-event.js';
 
 /**
- * An event as stored: its position, and as JSON text what changed (a pet, or a category: the type
+ * An event as stored: its position, and as JSON text what changed (a pet, a category or an order: the type
  * says which) and its previous values.
  */
 export interface StoredPetEvent extends EventPosition {

@@ -39,7 +39,7 @@ const HELP = {
   animal_store_deprecated_calls_total:
     'Calls of deprecated operations, by operation and API key name.',
   animal_store_events_committed_total:
-    'Events committed by this instance with their change, by type (pet.created, pet.updated).',
+    'Events committed by this instance with their change, by type (pet.created, order.completed, …).',
   animal_store_event_lag_seconds:
     'Age of the newest event in each answer of the feed and each write to a stream: how far behind readers are served, by reader (feed, stream).',
   animal_store_webhook_attempts_total:

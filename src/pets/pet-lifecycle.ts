@@ -53,12 +53,3 @@ export function describeTransitions(): string {
 function orList(items: readonly string[]): string {
   return items.length === 1 ? items[0] : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
 }
-
-/** The 409 for a pet an open order holds: it cannot go until the order is closed. */
-export function petHeld(petId: number): ApiError {
-  return new ApiError('PET_HELD', petHeldMessage(petId));
-}
-
-export function petHeldMessage(petId: number): string {
-  return `Pet ${petId} is held by an open order: complete or cancel the order first`;
-}

@@ -14,7 +14,6 @@ import type { FastifyReply } from 'fastify';
 import { type ApiKeyPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { RequireScope } from '../auth/require-scope.decorator.js';
 import { ApiErrorResponses, errorContent } from '../errors/api-error-responses.js';
-import { PRINTABLE_ASCII_PATTERN } from '../http/printable-ascii.js';
 import {
   ApiConditionalGet,
   COMPUTED_ETAG,
@@ -35,15 +34,15 @@ import { PetChangeDto } from './dto/pet-change.dto.js';
 import { RespondsWithPet, RespondsWithPets } from './dto/pet-response.schema.js';
 import { ID_SCHEMA } from './dto/pet-properties.js';
 import {
-  IDEMPOTENCY_KEY_HEADER,
-  IDEMPOTENCY_KEY_MAX_LENGTH,
-  IDEMPOTENCY_KEY_TTL_HOURS,
+  ApiIdempotencyKeyHeader,
   IDEMPOTENT_REPLAYED_HEADER,
+  IDEMPOTENT_REPLAYED_RESPONSE_HEADER,
   IdempotencyKey,
-} from './idempotency-key.js';
+} from '../idempotency/idempotency-key.js';
 import { GET_PET_DEPRECATION, PETS_PATH } from './get-pet-deprecation.js';
 import { petEntityTag } from './pet-entity-tag.js';
-import { describeTransitions, invalidTransitionMessage, petHeldMessage } from './pet-lifecycle.js';
+import { describeTransitions, invalidTransitionMessage } from './pet-lifecycle.js';
+import { petHeldMessage } from '../orders/pet-holds.js';
 import { NonEmptyPatchPipe } from './pet-patch.pipe.js';
 import { PetsService, type TaggedPet } from './pets.service.js';
 
@@ -155,33 +154,13 @@ export class PetsController {
     summary: 'Add an animal',
     description: CREATE_PET_DESCRIPTION,
   })
-  @ApiHeader({
-    name: IDEMPOTENCY_KEY_HEADER,
-    required: false,
-    description:
-      `Makes retries safe: for ${IDEMPOTENCY_KEY_TTL_HOURS} hours, a repeat of this request with ` +
-      'the same key and body returns the first response and creates nothing; the same key with ' +
-      'another body is a 422. Keys are scoped to the API key. A new UUID per logical request is ' +
-      'a good choice, e.g. `5f0c6e1e-8d7b-4a7e-9d0a-3b1f2c4d5e6f`.',
-    // No example value: Swagger UI would pre-fill it, and every reader's "Try it out" would then
-    // share one key and get the first reader's pet back.
-    schema: {
-      type: 'string',
-      minLength: 1,
-      maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
-      pattern: PRINTABLE_ASCII_PATTERN,
-    },
-  })
+  @ApiIdempotencyKeyHeader()
   @ApiCreatedResponse({
     description: 'The animal as stored, with its assigned id.',
     type: PetDto,
     headers: {
       ETag: PET_ETAG,
-      [IDEMPOTENT_REPLAYED_HEADER]: {
-        description:
-          '`true` when this is the stored response to an earlier request with the same Idempotency-Key.',
-        schema: { type: 'string', enum: ['true'] },
-      },
+      ...IDEMPOTENT_REPLAYED_RESPONSE_HEADER,
       ...RATE_LIMIT_HEADERS,
     },
   })

@@ -8,7 +8,6 @@ import {
 import { TurnBatch } from '../database/turn-batch.js';
 import { PET_JSON_BEFORE_ID, petJson, petJsonAfterId } from '../events/event-json.js';
 import type { PetEventRecord } from '../events/pet-event.js';
-import type { IdempotencyKeyEntity } from './idempotency-key.entity.js';
 import type { PetEntity } from './pet.entity.js';
 import type { PetStatus } from './pet-status.js';
 
@@ -26,19 +25,6 @@ interface NewPetWithEvent {
   pet: NewPetRow;
   event: PetEventRecord;
 }
-
-/** The first answer to a createPet with an Idempotency-Key, as sent: what a retry gets back. */
-export interface StoredResponse {
-  /** The Pet's JSON text. */
-  body: string;
-  etag: string;
-}
-
-/** A claim with what a retry answers: its stored response, or else the pet as it is. */
-export type Claim = {
-  requestHash: string;
-  expiresAt: Date;
-} & ({ response: StoredResponse; pet?: never } | { response?: never; pet: PetEntity });
 
 const PET_COLUMNS = 'p.id, p.name, p.category_id, p.status, p.revision';
 
@@ -61,15 +47,13 @@ function statements(db: SqlRunner) {
       `SELECT ${PET_COLUMNS} FROM pets p WHERE p.id = :id`,
     ),
     ...changeStatements(db),
-    ...claimStatements(db),
     ...deleteStatements(db),
   };
 }
 
-/** deletePet's statements: the hold it checks, and the pet it removes. */
+/** deletePet's statement: the pet it removes, at the revision it locked. */
 function deleteStatements(db: SqlRunner) {
   return {
-    held: db.statement<{ id: number }>('SELECT h.pet_id FROM pet_holds h WHERE h.pet_id = :id'),
     delete: db.statement<{ id: number; revision: number }>(
       'DELETE FROM pets WHERE id = :id AND revision = :revision RETURNING id',
     ),
@@ -192,39 +176,7 @@ function changeStatements(db: SqlRunner) {
   };
 }
 
-function claimStatements(db: SqlRunner) {
-  return {
-    insertClaim: db.statement<{
-      apiKeyId: number;
-      key: string;
-      requestHash: string;
-      petId: number;
-      expiresAt: string;
-      responseBody: string;
-      responseEtag: string;
-    }>(
-      `INSERT INTO idempotency_keys
-        (api_key_id, key, request_hash, pet_id, expires_at, response_body, response_etag)
-      VALUES (:apiKeyId, :key, :requestHash, :petId, :expiresAt, :responseBody, :responseEtag)
-      ON CONFLICT DO NOTHING RETURNING pet_id`,
-    ),
-    // The pet is joined only for a claim stored without its response.
-    claim: db.statement<{ apiKeyId: number; key: string }>(
-      `SELECT k.request_hash, k.expires_at, k.response_body, k.response_etag, ${PET_COLUMNS}
-      FROM idempotency_keys k LEFT JOIN pets p ON p.id = k.pet_id AND k.response_body IS NULL
-      WHERE k.api_key_id = :apiKeyId AND k.key = :key`,
-    ),
-    deleteExpiredClaim: db.statement<{ apiKeyId: number; key: string; now: string }>(
-      `DELETE FROM idempotency_keys
-      WHERE api_key_id = :apiKeyId AND key = :key AND expires_at <= :now`,
-    ),
-    deleteExpiredClaims: db.statement<{ now: string }>(
-      'DELETE FROM idempotency_keys WHERE expires_at <= :now',
-    ),
-  };
-}
-
-/** All SQL on `pets` and `idempotency_keys`, and the inserts of the events pets' changes write. */
+/** All SQL on `pets`, and the inserts of the events pets' changes write. */
 @Injectable()
 export class PetsRepository {
   private readonly sql: ReturnType<typeof statements>;
@@ -384,15 +336,6 @@ export class PetsRepository {
   }
 
   /**
-   * Whether an open order holds the pet (pet_holds, migration "pet-holds"). Read inside the
-   * transaction that locked the pet: opening an order locks it too, so neither interleaves.
-   */
-  async isHeld(transaction: SqlTransaction, id: number): Promise<boolean> {
-    const { held } = this.sql;
-    return (await transaction.query(held.text, held.values({ id }))).length > 0;
-  }
-
-  /**
    * Removes the pet, which `transaction` locked at its revision, and writes its pet.deleted event
    * with the pet as it was. Its id is never given again: the identity on PostgreSQL and
    * AUTOINCREMENT on SQLite only count up.
@@ -411,53 +354,6 @@ export class PetsRepository {
         previous: null,
       }),
     );
-  }
-
-  /**
-   * Claims the Idempotency-Key for the pet, storing the response a retry gets; false, claiming
-   * nothing, when this API key already claimed it. The claim's primary key decides, not a prior
-   * lookup, so concurrent retries on any number of instances claim it once.
-   */
-  async claim(
-    transaction: SqlTransaction,
-    claim: Omit<IdempotencyKeyEntity, 'responseBody' | 'responseEtag'>,
-    response: StoredResponse,
-  ): Promise<boolean> {
-    const { insertClaim } = this.sql;
-    const claimed = await transaction.query(
-      insertClaim.text,
-      insertClaim.values({
-        ...claim,
-        expiresAt: claim.expiresAt.toISOString(),
-        responseBody: response.body,
-        responseEtag: response.etag,
-      }),
-    );
-    return claimed.length > 0;
-  }
-
-  /** Read from the primary: the claim may have been committed a moment ago by another instance. */
-  async findClaim(apiKeyId: number, key: string): Promise<Claim | undefined> {
-    const [row] = await this.db.writeStatement(this.sql.claim, { apiKeyId, key });
-    if (!row) return undefined;
-    const requestHash = row.request_hash as string;
-    const expiresAt = new Date(row.expires_at as Date | string);
-    if (row.response_body === null) return { requestHash, expiresAt, pet: toPetEntity(row) };
-    const response = { body: row.response_body as string, etag: row.response_etag as string };
-    return { requestHash, expiresAt, response };
-  }
-
-  /** Frees one key if it expired at or before `now`; the pet stays. */
-  async deleteExpiredClaim(apiKeyId: number, key: string, now: Date): Promise<void> {
-    await this.db.writeStatement(this.sql.deleteExpiredClaim, {
-      apiKeyId,
-      key,
-      now: now.toISOString(),
-    });
-  }
-
-  async deleteExpiredClaims(now: Date): Promise<void> {
-    await this.db.writeStatement(this.sql.deleteExpiredClaims, { now: now.toISOString() });
   }
 }
 

@@ -1,25 +1,23 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError, IDEMPOTENCY_KEY_REUSED_MESSAGE, notFound } from '../errors/api-error.js';
+import { ApiError, notFound } from '../errors/api-error.js';
 import { type IfMatch, ifMatchAllows } from '../http/if-match.js';
 import { DEFAULT_PAGE_SIZE } from '../http/page-limit.js';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
 import type { PetPatchDto } from './dto/pet-patch.dto.js';
-import { createPetRequestHash, IDEMPOTENCY_KEY_TTL_MS } from './idempotency-key.js';
 import { decodeCursor, encodeCursor } from '../http/page-cursor.js';
 import { PetEntity } from './pet.entity.js';
 import { petEntityTag } from './pet-entity-tag.js';
-import { canTransition, invalidTransition, petHeld } from './pet-lifecycle.js';
-import {
-  type NewPetRow,
-  type PetFields,
-  PetsRepository,
-  type StoredResponse,
-} from './pets.repository.js';
-import type { IdempotencyKeyEntity } from './idempotency-key.entity.js';
+import { canTransition, invalidTransition } from './pet-lifecycle.js';
+import { type NewPetRow, type PetFields, PetsRepository } from './pets.repository.js';
+import type { SqlTransaction } from '../database/sql-runner.js';
+import { requestHash } from '../idempotency/idempotency-key.js';
+import type { StoredResponse } from '../idempotency/idempotency-keys.repository.js';
+import { IdempotentCreates } from '../idempotency/idempotent-creates.js';
 import type { PetEventRecord } from '../events/pet-event.js';
 import { PetEventsRepository } from '../events/pet-events.repository.js';
+import { petHeld, PetHolds } from '../orders/pet-holds.js';
 import { currentTraceParent } from '../telemetry/tracing.js';
 import { Clock } from '../time/clock.js';
 
@@ -47,6 +45,8 @@ export class PetsService {
     private readonly pets: PetsRepository,
     private readonly events: PetEventsRepository,
     private readonly clock: Clock,
+    private readonly holds: PetHolds,
+    private readonly idempotency: IdempotentCreates,
   ) {}
 
   async list({
@@ -79,58 +79,29 @@ export class PetsService {
 
   /**
    * Creates the pet once per (API key, Idempotency-Key) while the key lasts (docs/api-design.md,
-   * "Idempotency"): a retry with the same body gets the first response back, however the pet
-   * changed since, and with another body a 422. A concurrent duplicate waits for the first one's
-   * transaction, then gets its response.
+   * "Idempotency"): the pet, its event and the claim with the response a retry gets, in one
+   * transaction. A claim stored without its response answers with the pet as it is.
    */
   async createOnce(newPet: NewPetDto, apiKeyId: number, key: string): Promise<CreatedPet> {
-    const requestHash = createPetRequestHash(newPet);
-    // Each pass either settles or saw the key freed (expired) since the last: a few always do.
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const now = this.clock.now();
-      const expiresAt = new Date(now.getTime() + IDEMPOTENCY_KEY_TTL_MS);
-      const created = await this.insertClaimed(newPet, { apiKeyId, key, requestHash, expiresAt });
-      if (created) {
-        this.events.committed('pet.created');
-        return { ...created, replayed: false };
-      }
-
-      const earlier = await this.pets.findClaim(apiKeyId, key);
-      if (!earlier) continue;
-      if (earlier.expiresAt <= now) {
-        await this.pets.deleteExpiredClaim(apiKeyId, key, now);
-        continue;
-      }
-      if (earlier.requestHash !== requestHash) {
-        throw new ApiError('IDEMPOTENCY_KEY_REUSED', IDEMPOTENCY_KEY_REUSED_MESSAGE);
-      }
-      // A claim stored without its response answers with the pet as it is.
-      return { ...(earlier.response ?? sentResponse(tagged(earlier.pet))), replayed: true };
-    }
-    throw new Error('Idempotency-Key claim did not settle');
-  }
-
-  /**
-   * The pet, its event and its claim with the response a retry gets, in one transaction; undefined,
-   * storing nothing, when this API key already claimed the key.
-   */
-  private async insertClaimed(
-    newPet: NewPetDto,
-    claim: Omit<IdempotencyKeyEntity, 'petId' | 'responseBody' | 'responseEtag'>,
-  ): Promise<TaggedPet | undefined> {
-    try {
-      return await this.pets.transaction(async (transaction) => {
-        const created = await this.pets.insert(transaction, newPetRow(newPet), this.eventRecord());
-        const answer = tagged(created);
-        const claimed = { ...claim, petId: created.id };
-        if (!(await this.pets.claim(transaction, claimed, sentResponse(answer))))
-          throw new ClaimTaken();
-        return answer;
-      });
-    } catch (error) {
-      if (error instanceof ClaimTaken) return undefined;
-      throw error;
-    }
+    const { name, categoryId, status } = newPet;
+    const once = await this.idempotency.once(
+      { apiKeyId, key, requestHash: requestHash([name, categoryId, status ?? null]) },
+      (claimKey) =>
+        this.pets.transaction(async (transaction) => {
+          const created = await this.pets.insert(
+            transaction,
+            newPetRow(newPet),
+            this.eventRecord(),
+          );
+          const answer = tagged(created);
+          await claimKey(transaction, created.id, sentResponse(answer));
+          return answer;
+        }),
+      async (petId) => sentResponse(await this.getLatest(petId)),
+    );
+    if (once.replayed) return { ...once.response, replayed: true };
+    this.events.committed('pet.created');
+    return { ...once.created, replayed: false };
   }
 
   /** What every event records besides the pet: now, and the trace of the request making it. */
@@ -140,6 +111,13 @@ export class PetsService {
 
   async get(id: number): Promise<TaggedPet> {
     const pet = await this.pets.findById(id);
+    if (!pet) throw notFound(`No pet with id ${id}`);
+    return tagged(pet);
+  }
+
+  /** The pet as the primary has it, where a claim committed a moment ago names it. */
+  private async getLatest(id: number): Promise<TaggedPet> {
+    const pet = await this.pets.findLatestById(id);
     if (!pet) throw notFound(`No pet with id ${id}`);
     return tagged(pet);
   }
@@ -155,7 +133,10 @@ export class PetsService {
   async update(id: number, patch: PetPatchDto, ifMatch: IfMatch | undefined): Promise<TaggedPet> {
     const current = await this.pets.findLatestById(id);
     if (!current) throw notFound(`No pet with id ${id}`);
-    const next = patched(current, patch, ifMatch);
+    // Only a pending pet can be held (docs/api-design.md, "Orders"); a lapsed hold ends first.
+    const hold = current.status === 'pending' ? await this.holds.holdOf(id) : 'free';
+    if (hold === 'released') return this.update(id, patch, ifMatch);
+    const next = patched(current, patch, ifMatch, hold === 'held');
     if (!next) return tagged(current);
     const updated = await this.pets.updateIfAt(
       current.revision,
@@ -172,10 +153,8 @@ export class PetsService {
     patch: PetPatchDto,
     ifMatch: IfMatch | undefined,
   ): Promise<TaggedPet> {
-    const { pet, changed } = await this.pets.transaction(async (transaction) => {
-      const current = await this.pets.lockById(transaction, id);
-      if (!current) throw notFound(`No pet with id ${id}`);
-      const next = patched(current, patch, ifMatch);
+    const { pet, changed } = await this.whileLocked(id, async (transaction, current, held) => {
+      const next = patched(current, patch, ifMatch, held);
       if (!next) return { pet: current, changed: false };
       const record = this.changeRecord(current, next);
       return {
@@ -189,18 +168,43 @@ export class PetsService {
 
   /**
    * Removes the pet (docs/api-design.md, "The catalogue"): its row locked, then the checks in the
-   * documented order, 404, 412, 409, and the deletion with its pet.deleted event in the same
-   * transaction.
+   * documented order, 404, 412, 409 (held by an open order), and the deletion with its
+   * pet.deleted event in the same transaction.
    */
   async delete(id: number, ifMatch: IfMatch | undefined): Promise<void> {
-    await this.pets.transaction(async (transaction) => {
-      const current = await this.pets.lockById(transaction, id);
-      if (!current) throw notFound(`No pet with id ${id}`);
+    await this.whileLocked(id, async (transaction, current, held) => {
       checkIfMatch(current, ifMatch);
-      if (await this.pets.isHeld(transaction, id)) throw petHeld(id);
+      if (held) throw petHeld(id);
       await this.pets.delete(transaction, current, this.eventRecord());
     });
     this.events.committed('pet.deleted');
+  }
+
+  /**
+   * Runs `change` in one transaction with the pet's row locked, so no order of it starts or ends
+   * meanwhile, and `held` saying whether an open order holds it (docs/api-design.md, "Orders"). A
+   * hold whose deadline passed is expired first, in a transaction of its own, which needs this
+   * row: this one rolls back and starts again after it.
+   */
+  private async whileLocked<T>(
+    id: number,
+    change: (transaction: SqlTransaction, current: PetEntity, held: boolean) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await this.pets.transaction(async (transaction) => {
+        const current = await this.pets.lockById(transaction, id);
+        if (!current) throw notFound(`No pet with id ${id}`);
+        // Only a pending pet can be held.
+        const hold =
+          current.status === 'pending' ? await this.holds.holdWhileLocked(transaction, id) : 'free';
+        if (hold === 'lapsed') throw new HoldLapsed();
+        return await change(transaction, current, hold === 'held');
+      });
+    } catch (error) {
+      if (!(error instanceof HoldLapsed)) throw error;
+      await this.holds.holdOf(id);
+      return this.whileLocked(id, change);
+    }
   }
 
   private changeRecord(current: PetEntity, next: PetFields): PetEventRecord {
@@ -210,14 +214,16 @@ export class PetsService {
 
 /**
  * The pet's fields after the patch; undefined when it changes nothing. Throws the refusal the
- * patch earns against `current`: 412, then 409.
+ * patch earns against `current`: 412, then 409 (a status change of a `held` pet first).
  */
 function patched(
   current: PetEntity,
   patch: PetPatchDto,
   ifMatch: IfMatch | undefined,
+  held: boolean,
 ): PetFields | undefined {
   checkIfMatch(current, ifMatch);
+  if (held && patch.status !== undefined) throw petHeld(current.id);
   if (patch.status !== undefined && !canTransition(current.status, patch.status)) {
     throw invalidTransition(current.id, current.status, patch.status);
   }
@@ -240,8 +246,8 @@ function checkIfMatch(current: PetEntity, ifMatch: IfMatch | undefined): void {
   }
 }
 
-/** Thrown inside the claim's transaction to roll the pet back when the key is already taken. */
-class ClaimTaken extends Error {}
+/** Thrown inside a locked change to roll it back: the pet's hold lapsed and is released first. */
+class HoldLapsed extends Error {}
 
 /** The changed members' old values, in the Pet's order; a status the pet lacked as null. */
 function previousFields(pet: PetEntity, next: PetFields): Record<string, unknown> {

@@ -47,7 +47,7 @@ describe.each(ENGINES)('apikey CLI [%s]', (engine) => {
     const row = rows.find((line) => line.includes(prefix))!;
     expect(row).toMatch(
       new RegExp(
-        `^\\d+\\s+listed\\s+${prefix}\\s+pets:read,pets:write\\s+\\d{4}-\\d\\d-\\d\\dT\\S+Z\\s+never\\s+-\\s+-\\s+-\\s+active$`,
+        `^\\d+\\s+listed\\s+${prefix}\\s+pets:read,pets:write,orders:write\\s+\\d{4}-\\d\\d-\\d\\dT\\S+Z\\s+never\\s+-\\s+-\\s+-\\s+active$`,
       ),
     );
     expect(listed.stdout).not.toContain(key.slice(-43));
@@ -101,13 +101,13 @@ describe.each(ENGINES)('apikey CLI [%s]', (engine) => {
 
   it('create --scopes and --expires-in, in either order, make a key with those scopes and expiry', async () => {
     const created = await runApiKeyCli(
-      ['create', 'partner', '--expires-in', '30d', '--scopes', 'pets:write,pets:read'],
+      ['create', 'partner', '--expires-in', '30d', '--scopes', 'orders:write,pets:read'],
       t.databaseUrl,
     );
     expect(created).toMatchObject({ code: 0, stderr: '' });
     const prefix = created.stdout.trim().split('_')[1];
     const row = new RegExp(
-      `^\\d+\\s+partner\\s+${prefix}\\s+pets:read,pets:write\\s+\\S+Z\\s+(\\S+Z)\\s+-\\s+-\\s+-\\s+active$`,
+      `^\\d+\\s+partner\\s+${prefix}\\s+pets:read,orders:write\\s+\\S+Z\\s+(\\S+Z)\\s+-\\s+-\\s+-\\s+active$`,
       'm',
     ).exec((await runApiKeyCli(['list'], t.databaseUrl)).stdout);
     expect(Math.abs(Date.parse(row![1]) - (Date.now() + 30 * 86_400_000))).toBeLessThan(60_000);

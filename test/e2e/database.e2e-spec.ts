@@ -63,6 +63,8 @@ describe.skipIf(!ENGINES.includes('postgres'))('replicas on one database [postgr
         { name: 'PetHolds1796400000000' },
         { name: 'PetCounts1796500000000' },
         { name: 'ClaimsOutlivePets1796600000000' },
+        { name: 'Orders1797000000000' },
+        { name: 'DropPetHolds1797100000000' },
       ]);
     } finally {
       await Promise.all(replicas.map((replica) => replica.close()));

@@ -201,6 +201,44 @@ describe.skipIf(!chromiumInstalled() && !process.env.CI)(
       });
     });
 
+    it('places an order with createOrder and completes it with completeOrder: the pet is sold', async () => {
+      const pet = await createPetOverHttp(server.baseUrl, key, {
+        name: 'Luna',
+        categoryId: 4,
+        status: 'available',
+      });
+      await authorize(page, key);
+      const createOrder = page.locator('#operations-orders-createOrder');
+      await tryItOut(createOrder);
+      const body = createOrder.locator('textarea.body-param__text');
+      expect(Object.keys(JSON.parse(await body.inputValue()))).toEqual(['petId', 'holdSeconds']);
+      await body.fill(JSON.stringify({ petId: pet.id, holdSeconds: 600 }));
+
+      const placed = await execute(createOrder);
+
+      expect(placed.requestUrl).toBe(`${server.baseUrl}/v1/orders`);
+      expect(placed.status).toBe(201);
+      expect(placed.body).toMatchObject({ petId: pet.id, status: 'open' });
+      const completeOrder = page.locator('#operations-orders-completeOrder');
+      await tryItOut(completeOrder);
+      await completeOrder
+        .locator('tr[data-param-name="orderId"] input')
+        .fill(String(placed.body.id));
+
+      const completed = await execute(completeOrder);
+
+      expect(completed.status).toBe(200);
+      expect(completed.body).toEqual({
+        ...placed.body,
+        status: 'completed',
+        closedAt: expect.any(String),
+      });
+      const stored = await fetch(`${server.baseUrl}/v1/pets/${String(pet.id)}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(await stored.json()).toEqual({ ...pet, status: 'sold' });
+    });
+
     it('putCategory names a category id with the pre-filled body, then renames it: 201, then 200', async () => {
       await authorize(page, key);
       const putCategory = operation(page, 'putCategory', 'categories');

@@ -2,7 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiKeyStore } from '../../src/auth/api-key-store.js';
-import { IdempotencyKeySweep } from '../../src/pets/idempotency-key-sweep.js';
+import { IdempotencyKeySweep } from '../../src/idempotency/idempotency-key-sweep.js';
 import { startSecondInstance, startTestApp, type TestApp } from '../support/test-app.js';
 import { ENGINES } from '../support/test-database.js';
 import type { LightMyRequestResponse as Response } from 'fastify';

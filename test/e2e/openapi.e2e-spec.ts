@@ -33,7 +33,7 @@ describe('OpenAPI document', () => {
     ]);
   });
 
-  it('has the three operations of the seed, updatePet, the catalogue, the events and the webhooks, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
+  it('has the three operations of the seed, updatePet, the catalogue, the orders, the events and the webhooks, each requiring bearerAuth with its scope in x-required-scopes and its description', () => {
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item as Json).map(([method, op]): Json => ({ path, method, ...(op as Json) })),
     );
@@ -52,6 +52,11 @@ describe('OpenAPI document', () => {
       'putCategory PUT /categories/{categoryId}',
       'deleteCategory DELETE /categories/{categoryId}',
       'getInventory GET /inventory',
+      'listOrders GET /orders',
+      'createOrder POST /orders',
+      'getOrder GET /orders/{orderId}',
+      'completeOrder POST /orders/{orderId}/complete',
+      'cancelOrder POST /orders/{orderId}/cancel',
       'listEvents GET /events',
       'streamEvents GET /events/stream',
       'createWebhook POST /webhooks',
@@ -71,6 +76,11 @@ describe('OpenAPI document', () => {
       putCategory: 'pets:write',
       deleteCategory: 'pets:write',
       getInventory: 'pets:read',
+      listOrders: 'pets:read',
+      createOrder: 'orders:write',
+      getOrder: 'pets:read',
+      completeOrder: 'orders:write',
+      cancelOrder: 'orders:write',
       listEvents: 'pets:read',
       streamEvents: 'pets:read',
       createWebhook: 'webhooks:manage',
@@ -80,7 +90,9 @@ describe('OpenAPI document', () => {
       rotateWebhookSecret: 'webhooks:manage',
     };
     for (const op of operations) {
-      expect(op.tags).toEqual([/^\/(categories|events|webhooks)/.exec(op.path)?.[1] ?? 'animals']);
+      expect(op.tags).toEqual([
+        /^\/(categories|orders|events|webhooks)/.exec(op.path)?.[1] ?? 'animals',
+      ]);
       // OpenAPI 3.0 lists scopes in a requirement only for OAuth2 and OpenID Connect schemes.
       expect(op.security).toEqual([{ bearerAuth: [] }]);
       expect(op['x-required-scopes']).toEqual([scopes[op.operationId]]);
@@ -384,7 +396,7 @@ describe('OpenAPI document', () => {
     }
   });
 
-  it('describes a webhook delivery as the petEvent callback of createWebhook: a signed PetEvent or CategoryEvent POSTed to the url', () => {
+  it('describes a webhook delivery as the petEvent callback of createWebhook: a signed PetEvent, CategoryEvent or OrderEvent POSTed to the url', () => {
     const op = doc.paths['/webhooks'].post;
     expect(Object.keys(op.callbacks)).toEqual(['petEvent']);
     expect(Object.keys(op.callbacks.petEvent)).toEqual(['{$request.body#/url}']);
@@ -399,6 +411,7 @@ describe('OpenAPI document', () => {
     expect(body.schema.oneOf).toEqual([
       { $ref: '#/components/schemas/PetEvent' },
       { $ref: '#/components/schemas/CategoryEvent' },
+      { $ref: '#/components/schemas/OrderEvent' },
     ]);
     expect(Object.keys(body.example)).toEqual(
       Object.keys(doc.components.schemas.PetEvent.properties),
@@ -514,6 +527,8 @@ describe('OpenAPI document', () => {
       'METHOD_NOT_ALLOWED',
       'INVALID_TRANSITION',
       'PET_HELD',
+      'PET_NOT_AVAILABLE',
+      'ORDER_NOT_OPEN',
       'CATEGORY_NAME_TAKEN',
       'WEBHOOK_LIMIT_REACHED',
       'GONE',

@@ -117,6 +117,58 @@ describe.each(ENGINES)('traces over OTLP/HTTP on %s', (engine) => {
     });
   });
 
+  it('traces an order and its completion by route, with the transaction holding the pet and the order', async () => {
+    const pet = (await client.post('/v1/pets', { name: 'Tom', categoryId: 1, status: 'available' }))
+      .body as { id: number };
+    const place = traceparent();
+    const placed = await client.post(
+      '/v1/orders',
+      { petId: pet.id },
+      { traceparent: place.header },
+    );
+    expect(placed.status).toBe(201);
+    const complete = traceparent();
+    const orderId = (placed.body as { id: number }).id;
+    expect(
+      (
+        await client.post(`/v1/orders/${orderId}/complete`, undefined, {
+          traceparent: complete.header,
+        })
+      ).status,
+    ).toBe(200);
+
+    const shape = async (traceId: string, count: number) => {
+      const spans = await spansOfTrace(traceId, count);
+      const byId = new Map(spans.map((span) => [span.spanId, span]));
+      const parentOf = (span: ReceivedSpan) => byId.get(span.parentSpanId ?? '')?.name ?? null;
+      return spans
+        .filter((span) => !isKeyLookup(span))
+        .map((span) => [span.name, parentOf(span)])
+        .sort();
+    };
+    expect(await shape(place.traceId, 6)).toEqual(
+      [
+        ['POST /v1/orders', null],
+        ['ApiKeyGuard', 'POST /v1/orders'],
+        ['transaction', 'POST /v1/orders'],
+        ['UPDATE pets', 'transaction'],
+        ['INSERT orders', 'transaction'],
+        ['INSERT pet_events', 'transaction'],
+      ].sort(),
+    );
+    expect(await shape(complete.traceId, 7)).toEqual(
+      [
+        ['POST /v1/orders/:orderId/complete', null],
+        ['ApiKeyGuard', 'POST /v1/orders/:orderId/complete'],
+        ['SELECT orders', 'POST /v1/orders/:orderId/complete'],
+        ['transaction', 'POST /v1/orders/:orderId/complete'],
+        ['UPDATE orders', 'transaction'],
+        ['UPDATE pets', 'transaction'],
+        ['INSERT pet_events', 'transaction'],
+      ].sort(),
+    );
+  });
+
   it('traces a create with its transaction and its three statements, and an unmatched path by method alone', async () => {
     const create = traceparent();
     expect(

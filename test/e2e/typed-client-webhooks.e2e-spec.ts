@@ -185,6 +185,7 @@ describe.each(ENGINES)('typed client managing webhooks [%s]', (engine) => {
           'Usage: npm run client:example',
           'Usage: npm run client:example -- catalogue',
           'Usage: npm run client:example -- follow <cursor-file>',
+          'Usage: npm run client:example -- till <petId>',
           'Usage: npm run client:example -- webhooks list',
           'Usage: npm run client:example -- webhooks get <id>',
           'Usage: npm run client:example -- webhooks create <url> [event-type…]',

@@ -154,6 +154,100 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/orders': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List orders
+     * @description Returns orders in ascending id order, at most `limit` per page, optionally only those in one state or of one animal. When more follow, the response has a `Link: <…>; rel="next"` header; following it until it is absent visits every order that existed when the walk began exactly once.
+     *
+     *     Needs an API key with the scope `pets:read`.
+     */
+    get: operations['listOrders'];
+    put?: never;
+    /**
+     * Hold an animal for a buyer
+     * @description Holds an available animal for a buyer: in one transaction the animal becomes `pending` and the order is created `open`, with `expiresAt` `holdSeconds` from now. Of concurrent orders of one animal exactly one succeeds, on any number of instances. From `expiresAt` on the order can only expire and the animal can be ordered again. Send an `Idempotency-Key` to make retries safe. Refusals come in this order: 401, 403, 400/413/415, 409.
+     *
+     *     Needs an API key with the scope `orders:write`.
+     */
+    post: operations['createOrder'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/orders/{orderId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get an order
+     * @description Returns the order with its ETag. An open order past its `expiresAt` can no longer be completed or cancelled; reads may show it `open` until its expiry is committed, within 5 s.
+     *
+     *     Needs an API key with the scope `pets:read`.
+     */
+    get: operations['getOrder'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/orders/{orderId}/complete': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Sell the animal an order holds
+     * @description An open order before its `expiresAt` becomes `completed` and its animal `sold`. Refusals come in this order: 401, 403, 400, 404, 412, 409. An open order whose `expiresAt` has passed is expired by this request first, and answers 409 `ORDER_NOT_OPEN` naming `expired`.
+     *
+     *     Needs an API key with the scope `orders:write`.
+     */
+    post: operations['completeOrder'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/orders/{orderId}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Release the animal an order holds
+     * @description An open order before its `expiresAt` becomes `cancelled` and its animal `available` again. Refusals come in this order: 401, 403, 400, 404, 412, 409. An open order whose `expiresAt` has passed is expired by this request first, and answers 409 `ORDER_NOT_OPEN` naming `expired`.
+     *
+     *     Needs an API key with the scope `orders:write`.
+     */
+    post: operations['cancelOrder'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/events': {
     parameters: {
       query?: never;
@@ -420,6 +514,60 @@ export interface components {
        */
       total: number;
     };
+    /** @enum {string} */
+    OrderStatus: 'open' | 'completed' | 'cancelled' | 'expired';
+    /** @description A buyer’s hold on an animal, then its sale or release (docs/api-design.md, "Orders"). */
+    Order: {
+      /**
+       * Format: int64
+       * @description Assigned by the service.
+       * @example 7
+       */
+      id: number;
+      /**
+       * Format: int64
+       * @description The animal the order holds, then sells or releases.
+       * @example 42
+       */
+      petId: number;
+      /**
+       * @description `open` while the animal is held; then `completed` (sold), `cancelled` or `expired` (released), each final.
+       * @example open
+       */
+      status: components['schemas']['OrderStatus'];
+      /**
+       * Format: date-time
+       * @description When the order was placed: RFC 3339, UTC, with milliseconds.
+       * @example 2026-11-29T10:15:00.000Z
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description The hold’s deadline: from this instant on the order cannot be completed or cancelled, and the animal can be ordered again.
+       * @example 2026-11-29T10:30:00.000Z
+       */
+      expiresAt: string;
+      /**
+       * Format: date-time
+       * @description When the order stopped being open; absent while it is open. An expired order’s is its `expiresAt`.
+       * @example 2026-11-29T10:21:07.250Z
+       */
+      closedAt?: string;
+    };
+    /** @description An animal to hold for a buyer, and for how long. */
+    NewOrder: {
+      /**
+       * Format: int64
+       * @description The animal to hold: it must be `available`.
+       * @example 42
+       */
+      petId: number;
+      /**
+       * @description How long the animal is held, in seconds; by default the store’s `ORDER_HOLD_SECONDS` (900 unless configured).
+       * @example 900
+       */
+      holdSeconds?: number;
+    };
     /**
      * @description What happened.
      * @enum {string}
@@ -492,6 +640,36 @@ export interface components {
       timestamp: string;
       data: components['schemas']['CategoryEventData'];
     };
+    /**
+     * @description What happened.
+     * @enum {string}
+     */
+    OrderEventType: 'order.created' | 'order.completed' | 'order.cancelled' | 'order.expired';
+    /** @description What changed. */
+    OrderEventData: {
+      /** @description The order after the change. */
+      order: components['schemas']['Order'];
+    };
+    /** @description A committed change of an order, in the same one order as the events of pets. Each is followed by its pet’s pet.updated, committed together. */
+    OrderEvent: {
+      /**
+       * @description Opaque id, at most 64 characters of `A-Za-z0-9_-`: the feed cursor (`after`), the stream `id:` line and `Last-Event-ID`.
+       * @example 7301-42
+       */
+      id: string;
+      /**
+       * @description What happened. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      type: 'order.created' | 'order.completed' | 'order.cancelled' | 'order.expired';
+      /**
+       * Format: date-time
+       * @description When the change was made: RFC 3339, UTC, with milliseconds.
+       * @example 2026-11-25T18:04:05.123Z
+       */
+      timestamp: string;
+      data: components['schemas']['OrderEventData'];
+    };
     /** @description A webhook to create. */
     NewWebhook: {
       /**
@@ -507,7 +685,15 @@ export interface components {
        *     ]
        */
       events?: (
-        'pet.created' | 'pet.updated' | 'pet.deleted' | 'category.updated' | 'category.deleted'
+        | 'pet.created'
+        | 'pet.updated'
+        | 'pet.deleted'
+        | 'category.updated'
+        | 'category.deleted'
+        | 'order.created'
+        | 'order.completed'
+        | 'order.cancelled'
+        | 'order.expired'
       )[];
     };
     /** @description A webhook just created, or just given a new secret, with its signing secret: the only answer that shows it. */
@@ -532,7 +718,15 @@ export interface components {
        */
       events:
         | (
-            'pet.created' | 'pet.updated' | 'pet.deleted' | 'category.updated' | 'category.deleted'
+            | 'pet.created'
+            | 'pet.updated'
+            | 'pet.deleted'
+            | 'category.updated'
+            | 'category.deleted'
+            | 'order.created'
+            | 'order.completed'
+            | 'order.cancelled'
+            | 'order.expired'
           )[]
         | null;
       /**
@@ -569,7 +763,15 @@ export interface components {
        */
       events:
         | (
-            'pet.created' | 'pet.updated' | 'pet.deleted' | 'category.updated' | 'category.deleted'
+            | 'pet.created'
+            | 'pet.updated'
+            | 'pet.deleted'
+            | 'category.updated'
+            | 'category.deleted'
+            | 'order.created'
+            | 'order.completed'
+            | 'order.cancelled'
+            | 'order.expired'
           )[]
         | null;
       /**
@@ -617,15 +819,17 @@ export interface components {
      *     - `MALFORMED_JSON` (400): The request body is not parsable JSON.
      *     - `UNAUTHORIZED` (401): The API key is missing, malformed, unknown, expired or revoked.
      *     - `FORBIDDEN` (403): The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed.
-     *     - `NOT_FOUND` (404): No pet, category or webhook with that id (a deleted pet included), or no such route.
+     *     - `NOT_FOUND` (404): No pet, category, order or webhook with that id (a deleted pet included), or no such route.
      *     - `METHOD_NOT_ALLOWED` (405): The path exists but not with this method; see the Allow header.
      *     - `INVALID_TRANSITION` (409): The status change is not allowed from the pet's current status; the message names both and the allowed targets. Nothing was changed.
-     *     - `PET_HELD` (409): The pet is held by an open order, so it cannot be deleted until the order is completed, cancelled or expires. Nothing was changed.
+     *     - `PET_HELD` (409): The pet is held by an open order: its status cannot change and it cannot be deleted until the order is completed, cancelled or expires. Nothing was changed.
+     *     - `PET_NOT_AVAILABLE` (409): Only an available pet can be ordered; the message names the pet’s status (pending, sold, none, or held by an open order). Nothing was changed.
+     *     - `ORDER_NOT_OPEN` (409): Only an open order before its expiresAt can be completed or cancelled; the message names the order’s status. Nothing was changed.
      *     - `CATEGORY_NAME_TAKEN` (409): Another category already has this name (names are unique, compared exactly); the message names it. Nothing was changed.
      *     - `WEBHOOK_LIMIT_REACHED` (409): The store already has as many webhooks as it may have; the message says how many. Delete one first. Nothing was changed.
      *     - `GONE` (410): The operation was removed at its Sunset date; the message names its replacement.
      *     - `CURSOR_EXPIRED` (410): The events cursor is older than the retention period (EVENT_RETENTION_DAYS): events after it were deleted. Start again without `after`.
-     *     - `PRECONDITION_FAILED` (412): If-Match names no current ETag of the pet or category: it changed (or was deleted) since it was read. Nothing was changed.
+     *     - `PRECONDITION_FAILED` (412): If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed.
      *     - `PAYLOAD_TOO_LARGE` (413): The request body exceeds the configured size limit.
      *     - `UNSUPPORTED_MEDIA_TYPE` (415): The request body is not of a type the operation takes: application/json, or for updatePet also application/merge-patch+json.
      *     - `IDEMPOTENCY_KEY_REUSED` (422): The Idempotency-Key was already used with a different body.
@@ -643,6 +847,8 @@ export interface components {
       | 'METHOD_NOT_ALLOWED'
       | 'INVALID_TRANSITION'
       | 'PET_HELD'
+      | 'PET_NOT_AVAILABLE'
+      | 'ORDER_NOT_OPEN'
       | 'CATEGORY_NAME_TAKEN'
       | 'WEBHOOK_LIMIT_REACHED'
       | 'GONE'
@@ -662,15 +868,17 @@ export interface components {
        *     - `MALFORMED_JSON` (400): The request body is not parsable JSON.
        *     - `UNAUTHORIZED` (401): The API key is missing, malformed, unknown, expired or revoked.
        *     - `FORBIDDEN` (403): The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed.
-       *     - `NOT_FOUND` (404): No pet, category or webhook with that id (a deleted pet included), or no such route.
+       *     - `NOT_FOUND` (404): No pet, category, order or webhook with that id (a deleted pet included), or no such route.
        *     - `METHOD_NOT_ALLOWED` (405): The path exists but not with this method; see the Allow header.
        *     - `INVALID_TRANSITION` (409): The status change is not allowed from the pet's current status; the message names both and the allowed targets. Nothing was changed.
-       *     - `PET_HELD` (409): The pet is held by an open order, so it cannot be deleted until the order is completed, cancelled or expires. Nothing was changed.
+       *     - `PET_HELD` (409): The pet is held by an open order: its status cannot change and it cannot be deleted until the order is completed, cancelled or expires. Nothing was changed.
+       *     - `PET_NOT_AVAILABLE` (409): Only an available pet can be ordered; the message names the pet’s status (pending, sold, none, or held by an open order). Nothing was changed.
+       *     - `ORDER_NOT_OPEN` (409): Only an open order before its expiresAt can be completed or cancelled; the message names the order’s status. Nothing was changed.
        *     - `CATEGORY_NAME_TAKEN` (409): Another category already has this name (names are unique, compared exactly); the message names it. Nothing was changed.
        *     - `WEBHOOK_LIMIT_REACHED` (409): The store already has as many webhooks as it may have; the message says how many. Delete one first. Nothing was changed.
        *     - `GONE` (410): The operation was removed at its Sunset date; the message names its replacement.
        *     - `CURSOR_EXPIRED` (410): The events cursor is older than the retention period (EVENT_RETENTION_DAYS): events after it were deleted. Start again without `after`.
-       *     - `PRECONDITION_FAILED` (412): If-Match names no current ETag of the pet or category: it changed (or was deleted) since it was read. Nothing was changed.
+       *     - `PRECONDITION_FAILED` (412): If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed.
        *     - `PAYLOAD_TOO_LARGE` (413): The request body exceeds the configured size limit.
        *     - `UNSUPPORTED_MEDIA_TYPE` (415): The request body is not of a type the operation takes: application/json, or for updatePet also application/merge-patch+json.
        *     - `IDEMPOTENCY_KEY_REUSED` (422): The Idempotency-Key was already used with a different body.
@@ -1042,7 +1250,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `NOT_FOUND`: No pet, category or webhook with that id (a deleted pet included), or no such route. */
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -1164,7 +1372,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `NOT_FOUND`: No pet, category or webhook with that id (a deleted pet included), or no such route. */
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -1182,7 +1390,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet or category: it changed (or was deleted) since it was read. Nothing was changed. */
+      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed. */
       412: {
         headers: {
           [name: string]: unknown;
@@ -1292,7 +1500,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `NOT_FOUND`: No pet, category or webhook with that id (a deleted pet included), or no such route. */
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -1310,7 +1518,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet or category: it changed (or was deleted) since it was read. Nothing was changed. */
+      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed. */
       412: {
         headers: {
           [name: string]: unknown;
@@ -1710,7 +1918,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet or category: it changed (or was deleted) since it was read. Nothing was changed. */
+      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed. */
       412: {
         headers: {
           [name: string]: unknown;
@@ -1838,7 +2046,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet or category: it changed (or was deleted) since it was read. Nothing was changed. */
+      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed. */
       412: {
         headers: {
           [name: string]: unknown;
@@ -1975,6 +2183,636 @@ export interface operations {
       };
     };
   };
+  listOrders: {
+    parameters: {
+      query?: {
+        /** @description Maximum number of orders returned. */
+        limit?: number;
+        /** @description Restricts results to orders in that state. */
+        status?: components['schemas']['OrderStatus'];
+        /** @description Restricts results to the orders of that animal (with `status`, to those that match both). */
+        petId?: number;
+        /** @description Opaque position in the list. Do not build it: follow the `Link: <…>; rel="next"` header of the previous page. */
+        cursor?: string;
+      };
+      header?: {
+        /** @description The `ETag` of an answer you hold (a list of them, or `*`). When it still matches, the answer is 304 Not Modified without a body: keep using what you have. */
+        'If-None-Match'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of orders, in ascending id order. */
+      200: {
+        headers: {
+          /** @description Weak validator of this answer, computed from its body and Link header: the same data gives the same ETag on every server. Send it back in `If-None-Match`. */
+          ETag?: string;
+          /** @description A client cache may keep the answer but must revalidate it (`If-None-Match`) before each use; shared caches must not keep it. Every other answer is `no-store`. */
+          'Cache-Control'?: 'private, no-cache';
+          /** @description RFC 8288 link to the next page, `<…>; rel="next"`; absent on the last page. */
+          Link?: string;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Order'][];
+        };
+      };
+      /** @description Not Modified: `If-None-Match` matches the current answer. No body; the headers are those of the 200. */
+      304: {
+        headers: {
+          /** @description Weak validator of this answer, computed from its body and Link header: the same data gives the same ETag on every server. Send it back in `If-None-Match`. */
+          ETag?: string;
+          /** @description A client cache may keep the answer but must revalidate it (`If-None-Match`) before each use; shared caches must not keep it. Every other answer is `no-store`. */
+          'Cache-Control'?: 'private, no-cache';
+          /** @description RFC 8288 link to the next page, `<…>; rel="next"`; absent on the last page. */
+          Link?: string;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request is accepted. */
+          'Retry-After'?: number;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `INTERNAL_ERROR`: An unexpected error; nothing about it is exposed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `SERVICE_UNAVAILABLE`: The database is unreachable; retry later. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  createOrder: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes retries safe: for 24 hours, a repeat of this request with the same key and body returns the first response and creates nothing; the same key with another body is a 422. Keys are scoped to the API key. A new UUID per logical request is a good choice, e.g. `5f0c6e1e-8d7b-4a7e-9d0a-3b1f2c4d5e6f`. */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['NewOrder'];
+      };
+    };
+    responses: {
+      /** @description The order, open, holding the animal until `expiresAt`. */
+      201: {
+        headers: {
+          /** @description Strong validator of this order: changes when the order closes. Send it in `If-Match` on completeOrder or cancelOrder to act only on the order as you read it. */
+          ETag?: string;
+          /** @description `true` when this is the stored response to an earlier request with the same Idempotency-Key. */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Order'];
+        };
+      };
+      /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `PET_NOT_AVAILABLE`: the animal is not `available` (it is pending, sold, has no status, or another order holds it); the message names its status. Nothing was changed. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `PAYLOAD_TOO_LARGE`: The request body exceeds the configured size limit. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNSUPPORTED_MEDIA_TYPE`: The request body is not of a type the operation takes: application/json, or for updatePet also application/merge-patch+json. */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `IDEMPOTENCY_KEY_REUSED`: The Idempotency-Key was already used with a different body. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request is accepted. */
+          'Retry-After'?: number;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `INTERNAL_ERROR`: An unexpected error; nothing about it is exposed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `SERVICE_UNAVAILABLE`: The database is unreachable; retry later. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getOrder: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The `ETag` of an answer you hold (a list of them, or `*`). When it still matches, the answer is 304 Not Modified without a body: keep using what you have. */
+        'If-None-Match'?: string;
+      };
+      path: {
+        /** @description The identifier of the order. */
+        orderId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The order. */
+      200: {
+        headers: {
+          /** @description Strong validator of this order: changes when the order closes. Send it in `If-Match` on completeOrder or cancelOrder to act only on the order as you read it. */
+          ETag?: string;
+          /** @description A client cache may keep the answer but must revalidate it (`If-None-Match`) before each use; shared caches must not keep it. Every other answer is `no-store`. */
+          'Cache-Control'?: 'private, no-cache';
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Order'];
+        };
+      };
+      /** @description Not Modified: `If-None-Match` matches the current answer. No body; the headers are those of the 200. */
+      304: {
+        headers: {
+          /** @description Strong validator of this order: changes when the order closes. Send it in `If-Match` on completeOrder or cancelOrder to act only on the order as you read it. */
+          ETag?: string;
+          /** @description A client cache may keep the answer but must revalidate it (`If-None-Match`) before each use; shared caches must not keep it. Every other answer is `no-store`. */
+          'Cache-Control'?: 'private, no-cache';
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request is accepted. */
+          'Retry-After'?: number;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `INTERNAL_ERROR`: An unexpected error; nothing about it is exposed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `SERVICE_UNAVAILABLE`: The database is unreachable; retry later. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  completeOrder: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The `ETag` of the order as you read it (a list of them, or `*`): the order is closed only if it still has it, otherwise 412. Compared strongly. */
+        'If-Match'?: string;
+      };
+      path: {
+        /** @description The identifier of the order. */
+        orderId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The order, completed; its animal is sold. */
+      200: {
+        headers: {
+          /** @description Strong validator of this order: changes when the order closes. Send it in `If-Match` on completeOrder or cancelOrder to act only on the order as you read it. */
+          ETag?: string;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Order'];
+        };
+      };
+      /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `ORDER_NOT_OPEN`: the order is completed, cancelled or expired (an open order past its `expiresAt` included); the message names its status. Nothing was changed. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed. */
+      412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request is accepted. */
+          'Retry-After'?: number;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `INTERNAL_ERROR`: An unexpected error; nothing about it is exposed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `SERVICE_UNAVAILABLE`: The database is unreachable; retry later. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  cancelOrder: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The `ETag` of the order as you read it (a list of them, or `*`): the order is closed only if it still has it, otherwise 412. Compared strongly. */
+        'If-Match'?: string;
+      };
+      path: {
+        /** @description The identifier of the order. */
+        orderId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The order, cancelled; its animal is available again. */
+      200: {
+        headers: {
+          /** @description Strong validator of this order: changes when the order closes. Send it in `If-Match` on completeOrder or cancelOrder to act only on the order as you read it. */
+          ETag?: string;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Order'];
+        };
+      };
+      /** @description `VALIDATION_FAILED`: A parameter or the body is invalid; the message names the field. `MALFORMED_JSON`: The request body is not parsable JSON. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `UNAUTHORIZED`: The API key is missing, malformed, unknown, expired or revoked. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `FORBIDDEN`: The API key is valid but lacks the scope this operation needs; the message names it. Nothing was changed. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `ORDER_NOT_OPEN`: the order is completed, cancelled or expired (an open order past its `expiresAt` included); the message names its status. Nothing was changed. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `PRECONDITION_FAILED`: If-Match names no current ETag of the pet, category or order: it changed (or was deleted) since it was read. Nothing was changed. */
+      412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `RATE_LIMITED`: The API key exceeded its request budget, or the client address had too many failed authentications; retry after Retry-After seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request is accepted. */
+          'Retry-After'?: number;
+          /** @description Requests this API key may make per minute (`RATE_LIMIT_PER_MINUTE`). */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the current window. */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the window resets. */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `INTERNAL_ERROR`: An unexpected error; nothing about it is exposed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `SERVICE_UNAVAILABLE`: The database is unreachable; retry later. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
   listEvents: {
     parameters: {
       query?: {
@@ -2004,7 +2842,9 @@ export interface operations {
         };
         content: {
           'application/json': (
-            components['schemas']['PetEvent'] | components['schemas']['CategoryEvent']
+            | components['schemas']['PetEvent']
+            | components['schemas']['CategoryEvent']
+            | components['schemas']['OrderEvent']
           )[];
         };
       };
@@ -2443,7 +3283,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `NOT_FOUND`: No pet, category or webhook with that id (a deleted pet included), or no such route. */
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -2541,7 +3381,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `NOT_FOUND`: No pet, category or webhook with that id (a deleted pet included), or no such route. */
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
       404: {
         headers: {
           [name: string]: unknown;
@@ -2641,7 +3481,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `NOT_FOUND`: No pet, category or webhook with that id (a deleted pet included), or no such route. */
+      /** @description `NOT_FOUND`: No pet, category, order or webhook with that id (a deleted pet included), or no such route. */
       404: {
         headers: {
           [name: string]: unknown;

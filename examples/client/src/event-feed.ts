@@ -9,8 +9,11 @@ import {
   type ErrorBody,
 } from './example.js';
 
-/** An event of the feed: about a pet or about a category's name, as its `type` says. */
-export type StoreEvent = components['schemas']['PetEvent'] | components['schemas']['CategoryEvent'];
+/** An event of the feed: about a pet, a category's name or an order, as its `type` says. */
+export type StoreEvent =
+  | components['schemas']['PetEvent']
+  | components['schemas']['CategoryEvent']
+  | components['schemas']['OrderEvent'];
 
 export interface FollowOptions {
   /**

@@ -1,7 +1,7 @@
 // Runs the example against a running service; as `catalogue`, names a category, lists it and
 // counts the stock; as `follow <cursor-file>`, follows its change feed until SIGINT or SIGTERM;
-// as `webhooks …`, manages the webhooks. ANIMAL_STORE_API_KEY is required;
-// ANIMAL_STORE_URL defaults to the local server that `npm start` runs.
+// as `till <petId>`, sells an animal; as `webhooks …`, manages the webhooks. ANIMAL_STORE_API_KEY
+// is required; ANIMAL_STORE_URL defaults to the local server that `npm start` runs.
 import { runCatalogueExample } from './catalogue.js';
 import { CursorExpiredError, followEvents, type StoreEvent } from './event-feed.js';
 import {
@@ -12,11 +12,12 @@ import {
   runExample,
   type AnimalStoreClient,
 } from './example.js';
+import { runTill } from './till.js';
 import { runWebhookCommand, WEBHOOK_USAGE } from './webhooks.js';
 
 const DEFAULT_URL = 'http://127.0.0.1:3000/v1';
 const COMMAND = 'npm run client:example';
-const USAGE = ['', 'catalogue', 'follow <cursor-file>', ...WEBHOOK_USAGE]
+const USAGE = ['', 'catalogue', 'follow <cursor-file>', 'till <petId>', ...WEBHOOK_USAGE]
   .map((form) => `Usage: ${form === '' ? COMMAND : `${COMMAND} -- ${form}`}`)
   .join('\n');
 
@@ -37,6 +38,9 @@ try {
     await runCatalogueExample({ baseUrl, apiKey, log: (line) => console.log(line) });
   } else if (command === 'follow' && args.length === 1) {
     await followToConsole(createAnimalStoreClient(baseUrl, apiKey), args[0]);
+  } else if (command === 'till' && args.length === 1 && /^[1-9]\d{0,15}$/.test(args[0])) {
+    for (const line of await runTill(createAnimalStoreClient(baseUrl, apiKey), Number(args[0])))
+      console.log(line);
   } else if (command === 'webhooks') {
     const lines = await runWebhookCommand(createAnimalStoreClient(baseUrl, apiKey), args);
     if (lines === undefined) usageError();
@@ -67,6 +71,10 @@ async function followToConsole(client: AnimalStoreClient, file: string): Promise
 }
 
 function describeEvent({ id, type, data }: StoreEvent): string {
+  if ('order' in data) {
+    const { order } = data;
+    return `${id} ${type} order ${order.id} of pet ${order.petId}: ${order.status}`;
+  }
   const subject =
     'pet' in data ? describePet(data.pet) : `category ${data.category.id} "${data.category.name}"`;
   return `${id} ${type} ${subject}`;

@@ -2,14 +2,20 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema, getSchemaPath } from '@nes
 import {
   CATEGORY_EVENT_TYPES,
   type CategoryEventType,
+  ORDER_EVENT_TYPES,
+  type OrderEventType,
   PET_EVENT_TYPES,
   type PetEventType,
 } from '../pet-event.js';
 
-/** The Pet, PetChange and Category schemas, which the pets and categories features document. */
+/**
+ * The Pet, PetChange, Category and Order schemas, which the pets, categories and orders features
+ * document.
+ */
 const PET_SCHEMA = '#/components/schemas/Pet';
 const PET_CHANGE_SCHEMA = '#/components/schemas/PetChange';
 const CATEGORY_SCHEMA = '#/components/schemas/Category';
+const ORDER_SCHEMA = '#/components/schemas/Order';
 
 const EVENT_ID = {
   description:
@@ -102,20 +108,52 @@ export class CategoryEventDto {
   data: CategoryEventDataDto;
 }
 
+@ApiSchema({ name: 'OrderEventData', description: 'What changed.' })
+export class OrderEventDataDto {
+  @ApiProperty({ description: 'The order after the change.', allOf: [{ $ref: ORDER_SCHEMA }] })
+  order: object;
+}
+
+@ApiSchema({
+  name: 'OrderEvent',
+  description:
+    'A committed change of an order, in the same one order as the events of pets. Each is followed by its pet’s pet.updated, committed together.',
+})
+export class OrderEventDto {
+  @ApiProperty(EVENT_ID)
+  id: string;
+
+  @ApiProperty({
+    description: 'What happened.',
+    enum: ORDER_EVENT_TYPES,
+    enumName: 'OrderEventType',
+  })
+  type: OrderEventType;
+
+  @ApiProperty(EVENT_TIMESTAMP)
+  timestamp: string;
+
+  @ApiProperty({ type: () => OrderEventDataDto })
+  data: OrderEventDataDto;
+}
+
+/** Each kind of event with the schema of its events. */
+const EVENT_SCHEMAS = [
+  [PET_EVENT_TYPES, getSchemaPath(PetEventDto)],
+  [CATEGORY_EVENT_TYPES, getSchemaPath(CategoryEventDto)],
+  [ORDER_EVENT_TYPES, getSchemaPath(OrderEventDto)],
+] as const;
+
 /**
- * An event of the feed, the stream and webhook deliveries: about a pet or about a category, as
+ * An event of the feed, the stream and webhook deliveries: about a pet, a category or an order, as
  * its `type` says.
  */
 export const EVENT_SCHEMA = {
-  oneOf: [{ $ref: getSchemaPath(PetEventDto) }, { $ref: getSchemaPath(CategoryEventDto) }],
+  oneOf: EVENT_SCHEMAS.map(([, $ref]) => ({ $ref })),
   discriminator: {
     propertyName: 'type',
-    mapping: Object.fromEntries<string>([
-      ...PET_EVENT_TYPES.map((type): [string, string] => [type, getSchemaPath(PetEventDto)]),
-      ...CATEGORY_EVENT_TYPES.map((type): [string, string] => [
-        type,
-        getSchemaPath(CategoryEventDto),
-      ]),
-    ]),
+    mapping: Object.fromEntries<string>(
+      EVENT_SCHEMAS.flatMap(([types, $ref]) => types.map((type): [string, string] => [type, $ref])),
+    ),
   },
 };

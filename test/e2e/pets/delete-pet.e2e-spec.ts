@@ -1,26 +1,31 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiKeyStore } from '../../../src/auth/api-key-store.js';
 import { clearEvents, feedEvents, statusCounts } from '../../support/catalogue-api.js';
+import { eventsAfter, placeOrder, storedOrder, WITHOUT_SWEEP } from '../../support/orders-api.js';
 import { createPet, storedPets } from '../../support/pets-api.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { startTestApp, type TestApp, TestClock } from '../../support/test-app.js';
 import { ENGINES } from '../../support/test-database.js';
 
 const error = (status: number, code: string, message: string) => ({ code, message, status });
+const NOW = new Date('2026-11-29T10:00:00.000Z');
+const at = (seconds: number) => new Date(NOW.getTime() + seconds * 1000);
 
 describe.each(ENGINES)('DELETE /v1/pets/{petId} (deletePet) [%s]', (engine) => {
   let t: TestApp;
   let readOnlyKey: string;
+  const clock = new TestClock();
 
   beforeAll(async () => {
-    t = await startTestApp(engine, { RATE_LIMIT_PER_MINUTE: '0' });
+    t = await startTestApp(engine, { RATE_LIMIT_PER_MINUTE: '0' }, { clock, ...WITHOUT_SWEEP });
     ({ key: readOnlyKey } = await t.app
       .get(ApiKeyStore)
       .create('storefront', { scopes: ['pets:read'] }));
   });
   afterAll(() => t?.close());
   beforeEach(async () => {
+    clock.setTo(NOW);
     await t.dataSource.query('DELETE FROM pets');
-    await t.dataSource.query('DELETE FROM pet_holds');
+    await t.dataSource.query('DELETE FROM orders');
     await clearEvents(t);
   });
 
@@ -109,9 +114,10 @@ describe.each(ENGINES)('DELETE /v1/pets/{petId} (deletePet) [%s]', (engine) => {
     expect((await remove(pet.id, { 'if-match': `"0-1", "${pet.id}-2"` })).statusCode).toBe(204);
   });
 
-  it('a pet an open order holds is 409 PET_HELD and stays', async () => {
-    const pet = await createPet(t, { name: 'Rex', categoryId: 1, status: 'pending' });
-    await t.dataSource.query(`INSERT INTO pet_holds (pet_id) VALUES (${pet.id})`);
+  it('a pet an open order holds is 409 PET_HELD and stays, held', async () => {
+    const pet = await createPet(t, { name: 'Rex', categoryId: 1, status: 'available' });
+    const order = await placeOrder(t, { petId: pet.id, holdSeconds: 60 });
+    clock.setTo(at(59.999));
 
     const refused = await remove(pet.id, { 'if-match': '*' });
 
@@ -123,13 +129,46 @@ describe.each(ENGINES)('DELETE /v1/pets/{petId} (deletePet) [%s]', (engine) => {
         `Pet ${pet.id} is held by an open order: complete or cancel the order first`,
       ),
     );
-    expect((await t.request('GET', `/v1/pets/${pet.id}`)).json()).toEqual(pet);
+    expect((await t.request('GET', `/v1/pets/${pet.id}`)).json()).toEqual({
+      ...pet,
+      status: 'pending',
+    });
+    expect(await storedOrder(t, order.id)).toMatchObject({ status: 'open', revision: 1 });
+  });
+
+  it('a pet whose order lapsed is deleted: the order expires first, in its own transaction', async () => {
+    const pet = await createPet(t, { name: 'Rex', categoryId: 1, status: 'available' });
+    const order = await placeOrder(t, { petId: pet.id, holdSeconds: 60 });
+    const [last] = (await eventsAfter(t)).slice(-1);
+    clock.setTo(at(60));
+
+    const deleted = await remove(pet.id);
+
+    expect(deleted.statusCode).toBe(204);
+    expect(await storedPets(t)).toEqual([]);
+    expect(await storedOrder(t, order.id)).toMatchObject({
+      status: 'expired',
+      closedAt: order.expiresAt,
+      revision: 2,
+    });
+    const events = await eventsAfter(t, last.id);
+    expect(events.map(({ type, data }) => ({ type, data }))).toEqual([
+      {
+        type: 'order.expired',
+        data: { order: { ...order, status: 'expired', closedAt: order.expiresAt } },
+      },
+      {
+        type: 'pet.updated',
+        data: { pet: { ...pet, status: 'available' }, previous: { status: 'pending' } },
+      },
+      { type: 'pet.deleted', data: { pet: { ...pet, status: 'available' } } },
+    ]);
   });
 
   it('answers in the order 401, 403, 400, 404, 412, 409, 204', async () => {
     const pet = await createPet(t, { name: 'Rex', categoryId: 1 });
-    const held = await createPet(t, { name: 'Held', categoryId: 1 });
-    await t.dataSource.query(`INSERT INTO pet_holds (pet_id) VALUES (${held.id})`);
+    const held = await createPet(t, { name: 'Held', categoryId: 1, status: 'available' });
+    await placeOrder(t, { petId: held.id });
     const stale = { 'if-match': '"0-0"' };
 
     expect((await remove('x', stale, null)).statusCode).toBe(401);
@@ -138,7 +177,7 @@ describe.each(ENGINES)('DELETE /v1/pets/{petId} (deletePet) [%s]', (engine) => {
     expect((await remove(pet.id, { 'if-match': 'not a tag' })).statusCode).toBe(400);
     expect((await remove(held.id + 100, stale)).statusCode).toBe(404);
     expect((await remove(held.id, stale)).statusCode).toBe(412);
-    expect((await remove(held.id, { 'if-match': `"${held.id}-1"` })).statusCode).toBe(409);
+    expect((await remove(held.id, { 'if-match': `"${held.id}-2"` })).statusCode).toBe(409);
     expect((await remove(pet.id, { 'if-match': `"${pet.id}-1"` })).statusCode).toBe(204);
   });
 

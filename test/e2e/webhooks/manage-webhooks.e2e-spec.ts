@@ -8,7 +8,7 @@ const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const URL_MESSAGE =
   'url must be an absolute http or https URL of at most 2048 characters, without credentials or fragment';
 const EVENTS_MESSAGE =
-  'events must be a non-empty array of distinct event types, each one of "pet.created", "pet.updated", "pet.deleted", "category.updated", "category.deleted" (or absent for all)';
+  'events must be a non-empty array of distinct event types, each one of "pet.created", "pet.updated", "pet.deleted", "category.updated", "category.deleted", "order.created", "order.completed", "order.cancelled", "order.expired" (or absent for all)';
 
 const invalid = (message: string) => ({ code: 'VALIDATION_FAILED', message, status: 400 });
 
@@ -118,6 +118,15 @@ describe.each(ENGINES)('webhook subscriptions [%s]', (engine) => {
     expect(created.json().events).toEqual(['pet.deleted', 'category.updated', 'category.deleted']);
   });
 
+  it('filters by the order event types too, stored in the order of the event types', async () => {
+    const created = await as('POST', '/v1/webhooks', {
+      url: 'https://till.example/hook',
+      events: ['order.expired', 'pet.updated', 'order.created'],
+    });
+    expect(created.statusCode).toBe(201);
+    expect(created.json().events).toEqual(['pet.updated', 'order.created', 'order.expired']);
+  });
+
   it('stores the URL as the WHATWG URL parser normalizes it', async () => {
     const created = await as('POST', '/v1/webhooks', { url: 'HTTPS://Shop.Example:443/a/../hook' });
     expect(created.json().url).toBe('https://shop.example/hook');
@@ -211,6 +220,7 @@ describe.each(ENGINES)('webhook subscriptions [%s]', (engine) => {
     [{ url: 'https://a.example/', events: 'pet.created' }, EVENTS_MESSAGE],
     [{ url: 'https://a.example/', events: ['pet.created', 'pet.created'] }, EVENTS_MESSAGE],
     [{ url: 'https://a.example/', events: ['pet.removed'] }, EVENTS_MESSAGE],
+    [{ url: 'https://a.example/', events: ['order.placed'] }, EVENTS_MESSAGE],
     [{ url: 'https://a.example/', events: [1] }, EVENTS_MESSAGE],
     [{ url: 'https://a.example/', secret: 'whsec_mine' }, 'secret is not a known field'],
   ])('refuses %j with 400 VALIDATION_FAILED, creating nothing', async (body, message) => {

@@ -10,7 +10,8 @@ import { SRC, sourceFiles } from './source-files.js';
 const FLOORS: readonly (readonly string[])[] = [
   ['.'],
   ['pets', 'categories', 'inventory', 'health', 'docs', 'webhooks'],
-  ['events'],
+  ['orders'],
+  ['events', 'idempotency'],
   ['deprecation'],
   ['rate-limit'],
   ['auth'],

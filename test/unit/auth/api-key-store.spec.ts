@@ -38,7 +38,7 @@ describe.each(ENGINES)('ApiKeyStore [%s]', (engine) => {
         name: 'storefront',
         prefix: apiKeyPrefix(key),
         key_hash: hashApiKey(key),
-        scopes: 'pets:read,pets:write',
+        scopes: 'pets:read,pets:write,orders:write',
         expires_at: null,
         last_used_at: null,
         last_deprecated_call_at: null,
@@ -48,7 +48,7 @@ describe.each(ENGINES)('ApiKeyStore [%s]', (engine) => {
         id: summary.id,
         name: 'storefront',
         prefix: apiKeyPrefix(key),
-        scopes: ['pets:read', 'pets:write'],
+        scopes: ['pets:read', 'pets:write', 'orders:write'],
         createdAt: expect.any(Date),
         expiresAt: null,
         lastUsedAt: null,
@@ -113,7 +113,12 @@ describe.each(ENGINES)('ApiKeyStore [%s]', (engine) => {
         listed.map(({ id, name, scopes, revokedAt }) => [id, name, scopes, revokedAt]),
       ).toEqual([
         [first.summary.id, 'ci', ['pets:read'], null],
-        [second.summary.id, 'gone', ['pets:read', 'pets:write'], revoked?.revokedAt],
+        [
+          second.summary.id,
+          'gone',
+          ['pets:read', 'pets:write', 'orders:write'],
+          revoked?.revokedAt,
+        ],
       ]);
       expect(listed[0]).toEqual(first.summary);
       expect(listed[0]).not.toHaveProperty('keyHash');

@@ -14,22 +14,25 @@ describe('parseScopes', () => {
   });
 
   it.each([
-    ['', 'unknown scope "": scopes are pets:read, pets:write, webhooks:manage, comma-separated'],
+    [
+      '',
+      'unknown scope "": scopes are pets:read, pets:write, orders:write, webhooks:manage, comma-separated',
+    ],
     [
       'pets:admin',
-      'unknown scope "pets:admin": scopes are pets:read, pets:write, webhooks:manage, comma-separated',
+      'unknown scope "pets:admin": scopes are pets:read, pets:write, orders:write, webhooks:manage, comma-separated',
     ],
     [
       'pets:read, pets:write',
-      'unknown scope " pets:write": scopes are pets:read, pets:write, webhooks:manage, comma-separated',
+      'unknown scope " pets:write": scopes are pets:read, pets:write, orders:write, webhooks:manage, comma-separated',
     ],
     [
       'pets:read,',
-      'unknown scope "": scopes are pets:read, pets:write, webhooks:manage, comma-separated',
+      'unknown scope "": scopes are pets:read, pets:write, orders:write, webhooks:manage, comma-separated',
     ],
     [
       'PETS:READ',
-      'unknown scope "PETS:READ": scopes are pets:read, pets:write, webhooks:manage, comma-separated',
+      'unknown scope "PETS:READ": scopes are pets:read, pets:write, orders:write, webhooks:manage, comma-separated',
     ],
     ['pets:read,pets:read', 'scope pets:read is listed twice'],
   ])('refuses %j', (text, message) => {

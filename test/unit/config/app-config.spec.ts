@@ -46,6 +46,7 @@ describe('loadConfig', () => {
         86_400_000,
       ],
       webhookAllowPrivateTargets: false,
+      orderHoldSeconds: 900,
     });
   });
 
@@ -422,6 +423,17 @@ describe('loadConfig', () => {
       expect(configError({ WEBHOOK_RETRY_SCHEDULE: value }).message).toBe(
         `Invalid configuration: WEBHOOK_RETRY_SCHEDULE must be 1 to 20 comma-separated delays of at most 7 days, each whole seconds, minutes or hours (0s,5s,5m,2h) (got ${JSON.stringify(value)})`,
       );
+    });
+
+    it.each(['59', '86401', ' 900', '9e2', 'abc'])('ORDER_HOLD_SECONDS rejects %j', (value) => {
+      expect(configError({ ORDER_HOLD_SECONDS: value }).message).toBe(
+        `Invalid configuration: ORDER_HOLD_SECONDS must be an integer from 60 to 86400 (got ${JSON.stringify(value)})`,
+      );
+    });
+
+    it('ORDER_HOLD_SECONDS takes 60 to 86400', () => {
+      expect(loadConfig({ ORDER_HOLD_SECONDS: '60' }).orderHoldSeconds).toBe(60);
+      expect(loadConfig({ ORDER_HOLD_SECONDS: '86400' }).orderHoldSeconds).toBe(86400);
     });
 
     it('WEBHOOK_ALLOW_PRIVATE_TARGETS is true or false', () => {

@@ -1,9 +1,9 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /**
- * A row of `idempotency_keys`: which pet a createPet request with this Idempotency-Key made, for
- * which API key, the answer it got, and until when a retry gets that answer back
- * (docs/api-design.md, "Idempotency").
+ * A row of `idempotency_keys`: what a create request with this Idempotency-Key made (a pet, or an
+ * order of a pet), for which API key, the answer it got, and until when a retry gets that answer
+ * back (docs/api-design.md, "Idempotency").
  */
 @Entity({ name: 'idempotency_keys' })
 export class IdempotencyKeyEntity {
@@ -13,10 +13,11 @@ export class IdempotencyKeyEntity {
   @PrimaryColumn({ type: 'text' })
   key: string;
 
-  /** SHA-256 of the request's validated fields: a retry must ask for the same pet. */
+  /** SHA-256 of the request's validated fields: a retry must ask for the same thing. */
   @Column({ name: 'request_hash', type: 'text' })
   requestHash: string;
 
+  /** The pet created, or the pet an order created holds. */
   @Column({ name: 'pet_id', type: 'bigint' })
   petId: number;
 
