@@ -1,5 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { type Row, SqlRunner, type SqlTransaction } from '../database/sql-runner.js';
+import {
+  LIMIT_PARAMETER,
+  type Row,
+  SqlRunner,
+  type SqlTransaction,
+} from '../database/sql-runner.js';
 import { petJson } from '../events/event-json.js';
 import type { EventPet, OrderEventType } from '../events/pet-event.js';
 import { orderJson } from './order-json.js';
@@ -51,7 +56,7 @@ function statements(db: SqlRunner, postgres: boolean) {
   const page = (where: string) =>
     db.statement<Omit<OrderPageQuery, 'status' | 'petId'> & Partial<OrderPageQuery>>(
       `SELECT ${ORDER_COLUMNS} FROM orders o WHERE ${where} o.id > :afterId
-      ORDER BY o.id LIMIT :limit`,
+      ORDER BY o.id ${LIMIT_PARAMETER}`,
     );
   const expiredColumns = 'id, pet_id, status, created_at, expires_at, closed_at, revision';
   return {
