@@ -50,10 +50,11 @@ export function markRequestsWithRoute(route: RouteOptions): void {
 
 /**
  * The request's route: its mark, or, for one that an earlier hook answered before the mark was
- * set, or that no route matched, what Fastify says of it.
+ * set, that no route matched, or that its route handed to the 404 handler (Nest does so for
+ * `/v1/pets/`, an empty `:petId`), what Fastify says of it.
  */
 export function routeOf(request: FastifyRequest): MatchedRoute {
-  if (request.matchedRoute) return request.matchedRoute;
+  if (request.matchedRoute && !request.is404) return request.matchedRoute;
   const { url, config } = request.routeOptions;
   return { url, config: config as HttpRouteConfig | undefined };
 }
