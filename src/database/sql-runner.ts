@@ -20,9 +20,8 @@ export interface Statement<P> {
 
 /**
  * A `LIMIT` of the `:limit` parameter that SQLite plans once. Given a bare parameter, SQLite plans
- * with its bound value and so prepares the statement anew on every run, about 60,000 instructions
- * each (docs/performance.md, "A LIMIT parameter"); `+ 0` makes it a value known only when the
- * statement runs, on both engines.
+ * with its bound value and so prepares the statement anew on every run (docs/performance.md, "A
+ * LIMIT parameter"); `+ 0` makes it a value known only when the statement runs, on both engines.
  */
 export const LIMIT_PARAMETER = 'LIMIT :limit + 0';
 

@@ -5,7 +5,7 @@ import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
 
 /**
  * WAL pages after which a COMMIT copies the WAL into the database file (SQLite's default: 1,000).
- * That checkpoint's fsyncs stall the event loop for 3–140 ms whatever its size, so under writes
+ * That checkpoint's fsyncs stall the event loop however few pages it copies, so under writes
  * fewer of them make fewer slow answers (docs/performance.md, "SQLite checkpoints").
  */
 const CHECKPOINT_PAGES = 4_000;
