@@ -9,9 +9,11 @@ const execFileAsync = promisify(execFile);
 
 /**
  * The [cluster] tests need the Debian packages `npm run cluster` runs (.ci/run installs them) and
- * root, to run PostgreSQL and Patroni as the postgres user.
+ * root, to run PostgreSQL and Patroni as the postgres user. They are PostgreSQL tests, so they run
+ * with the other PostgreSQL suites, when TEST_DATABASE_URL is set: a run on SQLite alone skips them.
  */
 export const CLUSTER_AVAILABLE =
+  Boolean(process.env.TEST_DATABASE_URL) &&
   process.getuid?.() === 0 &&
   ['/usr/bin/patroni', '/usr/bin/etcd', '/usr/sbin/haproxy', '/usr/bin/redis-server'].every(
     (program) => existsSync(program),
