@@ -59,17 +59,47 @@ export class CategoriesService {
   }
 
   /**
-   * Names category `id` (docs/api-design.md, "The catalogue"): checks If-Match on the row locked
-   * in the transaction that writes it, so concurrent changes of one category apply one after
-   * another; the name's UNIQUE constraint refuses a name another category has, so of concurrent
-   * claims of one name exactly one commits. The same name again changes nothing and writes nothing.
+   * Names category `id` (docs/api-design.md, "The catalogue"). Optimistic first, as updatePet is:
+   * the row read, If-Match checked against it, and the name written with its event only if the
+   * row is still at the revision read (or, for a new id, still absent), in two statements and no
+   * lock. When another change came first, the checks run again on the row locked in the
+   * transaction that writes it, so concurrent changes of one category apply one after another.
+   * The name's UNIQUE constraint refuses a name another category has, so of concurrent claims of
+   * one name exactly one commits. The same name again changes nothing and writes nothing.
    */
   async put(id: number, name: string, ifMatch: IfMatch | undefined): Promise<PutCategory> {
+    try {
+      return (
+        (await this.putIfUnchanged(id, name, ifMatch)) ?? (await this.putLocked(id, name, ifMatch))
+      );
+    } catch (error) {
+      if (isUniqueViolation(error)) throw nameTaken(name);
+      throw error;
+    }
+  }
+
+  /** The optimistic put: undefined, having written nothing, when another change came first. */
+  private async putIfUnchanged(
+    id: number,
+    name: string,
+    ifMatch: IfMatch | undefined,
+  ): Promise<PutCategory | undefined> {
+    const row = await this.categories.findLatestById(id);
+    const current = named(row);
+    checkIfMatch(id, current, ifMatch);
+    if (current?.name === name) return { ...tagged(current), created: false };
+    const record = this.eventRecord(current?.name);
+    const written = await this.categories.nameIfAt(id, name, row?.revision, record);
+    if (!written) return undefined;
+    this.events.committed('category.updated');
+    return { ...tagged(written), created: !current };
+  }
+
+  private async putLocked(id: number, name: string, ifMatch: IfMatch | undefined) {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.putOnce(id, name, ifMatch);
       } catch (error) {
-        if (isUniqueViolation(error)) throw nameTaken(name);
         if (!(error instanceof IdTakenMeanwhile) || attempt === PUT_ATTEMPTS) throw error;
       }
     }

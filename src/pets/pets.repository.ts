@@ -51,11 +51,24 @@ function statements(db: SqlRunner) {
   };
 }
 
-/** deletePet's statement: the pet it removes, at the revision it locked. */
+/**
+ * deletePet's statements: the pet it removes, at the revision it read. On PostgreSQL the deletion
+ * and its event are one statement, as an update's are (changeStatements).
+ */
 function deleteStatements(db: SqlRunner) {
   return {
     delete: db.statement<{ id: number; revision: number }>(
       'DELETE FROM pets WHERE id = :id AND revision = :revision RETURNING id',
+    ),
+    deleteWithEvent: db.statement<EventParameters & { id: number; revision: number; pet: string }>(
+      `WITH pet AS (
+        DELETE FROM pets WHERE id = :id AND revision = :revision RETURNING id
+      ), event AS (
+        INSERT INTO pet_events (type, occurred_at, pet_id, pet, trace_context)
+        SELECT 'pet.deleted', :occurredAt::timestamptz, pet.id, :pet::text, :traceContext::text
+        FROM pet
+      )
+      SELECT id FROM pet`,
     ),
   };
 }
@@ -336,24 +349,46 @@ export class PetsRepository {
   }
 
   /**
-   * Removes the pet, which `transaction` locked at its revision, and writes its pet.deleted event
-   * with the pet as it was. Its id is never given again: the identity on PostgreSQL and
-   * AUTOINCREMENT on SQLite only count up.
+   * Removes the pet if it is still at its revision and writes its pet.deleted event with the pet
+   * as it was; false, writing nothing, when another change came first. Atomic on its own. Its id is
+   * never given again: the identity on PostgreSQL and AUTOINCREMENT on SQLite only count up.
    */
+  deleteIfAt(pet: PetEntity, event: PetEventRecord): Promise<boolean> {
+    if (this.postgres) return this.deleteAt(this.eachStatementAlone, pet, event);
+    return this.db.transaction((transaction) => this.deleteAt(transaction, pet, event));
+  }
+
+  /** `deleteIfAt` inside `transaction`, of a pet whose row it locked at its revision. */
   async delete(transaction: SqlTransaction, pet: PetEntity, event: PetEventRecord): Promise<void> {
-    const { delete: remove, insertEvent } = this.sql;
-    const [row] = await transaction.query(remove.text, remove.values(pet));
-    if (!row) throw new Error(`Pet ${pet.id} changed while its row was locked`);
+    const deleted = await this.deleteAt(transaction, pet, event);
+    if (!deleted) throw new Error(`Pet ${pet.id} changed while its row was locked`);
+  }
+
+  private async deleteAt(
+    transaction: SqlTransaction,
+    pet: PetEntity,
+    event: PetEventRecord,
+  ): Promise<boolean> {
+    const { delete: remove, deleteWithEvent, insertEvent } = this.sql;
+    const { id, revision } = pet;
+    if (this.postgres) {
+      const values = { id, revision, pet: petJson(pet), ...eventParameters(event) };
+      const rows = await transaction.query(deleteWithEvent.text, deleteWithEvent.values(values));
+      return rows.length > 0;
+    }
+    const [row] = await transaction.query(remove.text, remove.values({ id, revision }));
+    if (!row) return false;
     await transaction.query(
       insertEvent.text,
       insertEvent.values({
         ...eventParameters(event),
         type: 'pet.deleted',
-        petId: pet.id,
+        petId: id,
         pet: petJson(pet),
         previous: null,
       }),
     );
+    return true;
   }
 }
 

@@ -167,11 +167,25 @@ export class PetsService {
   }
 
   /**
-   * Removes the pet (docs/api-design.md, "The catalogue"): its row locked, then the checks in the
-   * documented order, 404, 412, 409 (held by an open order), and the deletion with its
-   * pet.deleted event in the same transaction.
+   * Removes the pet (docs/api-design.md, "The catalogue"), optimistic first as `update` is: the
+   * checks in the documented order, 404, 412, 409 (held by an open order), on the pet read, then
+   * the deletion with its pet.deleted event only if the pet is still at that revision. An order
+   * placed meanwhile moves the revision, so then the checks run again with the row locked.
    */
   async delete(id: number, ifMatch: IfMatch | undefined): Promise<void> {
+    const current = await this.pets.findLatestById(id);
+    if (!current) throw notFound(`No pet with id ${id}`);
+    const hold = current.status === 'pending' ? await this.holds.holdOf(id) : 'free';
+    if (hold === 'released') return this.delete(id, ifMatch);
+    checkIfMatch(current, ifMatch);
+    if (hold === 'held') throw petHeld(id);
+    if (!(await this.pets.deleteIfAt(current, this.eventRecord()))) {
+      return this.deleteLocked(id, ifMatch);
+    }
+    this.events.committed('pet.deleted');
+  }
+
+  private async deleteLocked(id: number, ifMatch: IfMatch | undefined): Promise<void> {
     await this.whileLocked(id, async (transaction, current, held) => {
       checkIfMatch(current, ifMatch);
       if (held) throw petHeld(id);

@@ -23,11 +23,15 @@ describe.each(ENGINES)('category names under concurrency [%s]', (engine) => {
     await clearEvents(t);
   });
 
-  const claim = (app: NestFastifyApplication, id: number, name: string) =>
+  const claim = (app: NestFastifyApplication, id: number, name: string, ifMatch?: string) =>
     app.inject({
       method: 'PUT',
       url: `/v1/categories/${id}`,
-      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${t.key}`,
+        'content-type': 'application/json',
+        ...(ifMatch && { 'if-match': ifMatch }),
+      },
       payload: JSON.stringify({ name }),
     });
 
@@ -59,6 +63,17 @@ describe.each(ENGINES)('category names under concurrency [%s]', (engine) => {
     const [stored] = await storedCategories(t);
     expect(stored.revision).toBe(CLAIMS);
     expect((await feedEvents(t, CLAIMS)).length).toBe(CLAIMS);
+  });
+
+  it(`of ${CLAIMS} concurrent renames of one id with its ETag, one is 200 and the others 412`, async () => {
+    const named = await claim(t.app, 5, 'Dogs');
+    const responses = await Promise.all(
+      Array.from({ length: CLAIMS }, (_, i) => claim(t.app, 5, `Dogs ${i}`, named.headers.etag)),
+    );
+    expect(statusCounts(responses)).toEqual({ 200: 1, 412: CLAIMS - 1 });
+    const winner = responses.find(({ statusCode }) => statusCode === 200)!.json();
+    expect(await storedCategories(t)).toEqual([{ ...winner, revision: 2 }]);
+    expect((await feedEvents(t, 2)).length).toBe(2);
   });
 
   // Two app instances, each with its own pool, on one PostgreSQL (SQLite is one process's).
