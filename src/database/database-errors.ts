@@ -10,6 +10,9 @@ const UNAVAILABLE_CODES = new Set([
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now
   '53300', // too_many_connections
+  // read_only_sql_transaction: in a failover, a write that reached a node that is no longer, or
+  // not yet, the primary, before the proxy's health check moved the write port.
+  '25006',
   'SQLITE_BUSY',
   'SQLITE_LOCKED',
 ]);

@@ -25,13 +25,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
       exception instanceof NotFoundException
         ? this.unmatchedRoute(request)
         : toApiError(exception, this.config.bodyLimitBytes);
-    if (error.getStatus() >= 500) request.log.error({ err: exception }, 'request failed');
+    const status = error.getStatus();
+    // The status tells an operator a bug (500) from the database being away (503).
+    if (status >= 500) request.log.error({ err: exception, status }, 'request failed');
     if (reply.sent) return;
-    reply
-      .status(error.getStatus())
-      .headers(error.headers)
-      .type('application/json')
-      .send(error.body);
+    reply.status(status).headers(error.headers).type('application/json').send(error.body);
   }
 
   private unmatchedRoute(request: FastifyRequest): ApiError {

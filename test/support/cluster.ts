@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -35,6 +35,8 @@ export interface Cluster {
   /** Runs a harness command and returns the JSON object it printed last. */
   run<T = Record<string, unknown>>(command: string): Promise<T>;
   status(): Promise<ClusterStatus>;
+  /** The app instances' log lines of requests that failed with a 500, for a failure's message. */
+  internalErrors(): Promise<string[]>;
   down(): Promise<void>;
 }
 
@@ -54,7 +56,14 @@ export async function clusterUp(env: Record<string, string> = {}): Promise<Clust
   };
   try {
     const { url, key } = await run<{ url: string; key: string }>('up');
-    return { url, key, run, status: () => run<ClusterStatus>('status'), down };
+    const internalErrors = async () => {
+      const logs = (await readdir(dir)).filter((name) => /^app\d+\.log$/.test(name));
+      const lines = await Promise.all(logs.map((name) => readFile(join(dir, name), 'utf8')));
+      return lines
+        .flatMap((text) => text.split('\n'))
+        .filter((line) => line.includes('"status":500'));
+    };
+    return { url, key, run, status: () => run<ClusterStatus>('status'), internalErrors, down };
   } catch (error) {
     await down();
     throw error;

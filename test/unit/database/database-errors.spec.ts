@@ -53,6 +53,14 @@ describe('isDatabaseUnavailable', () => {
     },
   );
 
+  it('treats a write refused by a read-only node (25006, in a failover) as unavailable', () => {
+    const readOnly = withCode('cannot execute UPDATE in a read-only transaction', '25006');
+    expect(isDatabaseUnavailable(readOnly)).toBe(true);
+    expect(
+      isDatabaseUnavailable(Object.assign(new Error('query failed'), { driverError: readOnly })),
+    ).toBe(true);
+  });
+
   it('ignores a numeric code', () => {
     expect(isDatabaseUnavailable(withCode('x', 8006))).toBe(false);
   });

@@ -170,7 +170,7 @@ describe('AllExceptionsFilter', () => {
         message: 'Internal server error',
         status: 500,
       });
-      expect(log.error).toHaveBeenCalledWith({ err: cause }, 'request failed');
+      expect(log.error).toHaveBeenCalledWith({ err: cause, status: 500 }, 'request failed');
     });
 
     it('does not log a client error', () => {
