@@ -244,9 +244,11 @@ export class PetsController {
     status: 409,
     description:
       '`INVALID_TRANSITION`: the table above does not allow this status change; the message names the ' +
-      'current status and the allowed ones. Nothing was changed.',
+      'current status and the allowed ones. `PET_HELD`: an open order holds the animal, so its ' +
+      "status is the order's to change. Nothing was changed.",
     content: errorContent(409, {
       INVALID_TRANSITION: invalidTransitionMessage(42, 'available', 'available'),
+      PET_HELD: petHeldMessage(42),
     }),
   })
   @ApiResponse({

@@ -259,6 +259,13 @@ describe('OpenAPI document', () => {
           status: 409,
         },
       }),
+      PET_HELD: expect.objectContaining({
+        value: {
+          code: 'PET_HELD',
+          message: 'Pet 42 is held by an open order: complete or cancel the order first',
+          status: 409,
+        },
+      }),
     });
     expect(Object.keys(op.responses['412'].content['application/json'].examples)).toEqual([
       'PRECONDITION_FAILED',

@@ -1509,7 +1509,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description `INVALID_TRANSITION`: the table above does not allow this status change; the message names the current status and the allowed ones. Nothing was changed. */
+      /** @description `INVALID_TRANSITION`: the table above does not allow this status change; the message names the current status and the allowed ones. `PET_HELD`: an open order holds the animal, so its status is the order's to change. Nothing was changed. */
       409: {
         headers: {
           [name: string]: unknown;
