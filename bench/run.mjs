@@ -28,7 +28,10 @@
 // receivers alone and with a fourth webhook whose receiver is down; --delivery-rounds times each
 // of the two that many times, alternating which goes first.
 // --scenarios names the scenarios to run (default: all of the mode's; with --against, all but
-// deletePet and putCategory, which an earlier build may not have), e.g. create,patch.
+// NEWER_OPERATIONS, which an earlier build may not have), e.g. create,patch.
+// Writes that use a row up take it from a pool of their own, seeded after the pets the reads see:
+// deletePet removes the next pet, createOrder holds the next available pet, completeOrder completes
+// the next open order, seeded as createOrder stores one, its pet pending (lib/data.mjs).
 // --node runs the whole bench (seeding, service, reference) on that node binary instead of the one
 // running npm; on Node 20, better-sqlite3-node20 must be built for it (docs/performance.md,
 // "Running the bench").
@@ -146,12 +149,13 @@ const PATCH_POOL_SIZE = 1000;
 /** Categories only the putCategory scenario renames, as many, for the same reason. */
 const CATEGORY_POOL_SIZE = 1000;
 /**
- * deletePet removes a pet with every request, so its pool holds this many per second of delete
- * load its database takes in the run: above the fastest contender's delete rate on the engine.
+ * deletePet, createOrder and completeOrder use up a row of their pool with every request (a pet
+ * removed, a pet held, an order closed), so each pool holds this many per second of such load its
+ * database takes in the run: above the fastest contender's rate on the engine.
  */
-const DELETES_PER_SECOND = opts.pg ? 6_000 : 12_000;
+const USES_PER_SECOND = opts.pg ? 6_000 : 12_000;
 /** Scenarios of operations an earlier build may not have: --against runs them only when named. */
-const NEWER_OPERATIONS = ['deletePet', 'putCategory'];
+const NEWER_OPERATIONS = ['deletePet', 'putCategory', 'createOrder', 'completeOrder'];
 /** --events: the follower's page size, the largest listEvents allows. */
 const FOLLOWER_PAGE = 100;
 /**
@@ -223,16 +227,18 @@ const against =
 if (against) Object.assign(CONTENDERS.before, { nodeArgs: against.nodeArgs, cwd: against.dir });
 
 const workDir = mkdtempSync(join(tmpdir(), 'animal-store-bench-'));
-// The patch and deletePet scenarios' own pets, after the `rows` the others read: no other scenario
-// sees them change (getPet's ETags and 304s stay as they were), and the deep page stays where it
-// was. deletePet's pool outlasts every delete its database takes: on PostgreSQL those of every
+// The pools' own pets, after the `rows` the others read: no other scenario sees them change
+// (getPet's ETags and 304s stay as they were), and the deep page stays where it was. A pool that
+// requests use up outlasts every request its database takes: on PostgreSQL those of every
 // contender in every round, warm-up included; on SQLite one server's (each start copies the seed).
 const patchPool = { firstId: rows + 1, count: PATCH_POOL_SIZE };
-const deleteSeconds = (warmup + seconds) * (opts.pg ? rounds * contenders.length : 1);
-const deletePool = {
-  firstId: patchPool.firstId + PATCH_POOL_SIZE,
-  count: DELETES_PER_SECOND * deleteSeconds,
-};
+const usedUpSeconds = (warmup + seconds) * (opts.pg ? rounds * contenders.length : 1);
+const usedUpPool = () => ({ firstId: 0, count: USES_PER_SECOND * usedUpSeconds });
+const deletePool = usedUpPool();
+/** createOrder's available pets. */
+const orderPetPool = usedUpPool();
+/** completeOrder's open orders, ids from 1, each holding one of the pets from `firstPetId` on. */
+const openOrderPool = { ...usedUpPool(), firstId: 1, firstPetId: 0 };
 const categoryPool = { firstId: 1, count: CATEGORY_POOL_SIZE };
 /** The mode's scenarios that run, each request with `key`. */
 const pickScenarios = (key) =>
@@ -245,6 +251,8 @@ const pickScenarios = (key) =>
         streams: streams > 0,
         patchPool,
         deletePool,
+        orderPetPool,
+        openOrderPool,
         categoryPool,
       }).filter(({ name }) =>
         chosenScenarios
@@ -253,14 +261,25 @@ const pickScenarios = (key) =>
             ? name === 'create'
             : !(against && NEWER_OPERATIONS.includes(name)),
       );
-// The pools are seeded only for the scenarios that use them.
+// The pools are seeded only for the scenarios that use them, their pets one after the other.
 const runsScenario = new Set(pickScenarios('').map(({ name }) => name));
 if (!runsScenario.has('deletePet')) deletePool.count = 0;
-const seeded = rows + PATCH_POOL_SIZE + deletePool.count;
+if (!runsScenario.has('createOrder')) orderPetPool.count = 0;
+if (!runsScenario.has('completeOrder')) openOrderPool.count = 0;
+deletePool.firstId = patchPool.firstId + PATCH_POOL_SIZE;
+orderPetPool.firstId = deletePool.firstId + deletePool.count;
+openOrderPool.firstPetId = orderPetPool.firstId + orderPetPool.count;
+const seeded = openOrderPool.firstPetId + openOrderPool.count - 1;
 const events = opts.events ? eventRows : 0;
 const extraPets = [
   `+${PATCH_POOL_SIZE.toLocaleString('en')} for patch`,
-  ...(deletePool.count > 0 ? [`+${deletePool.count.toLocaleString('en')} for deletePet`] : []),
+  ...[
+    [deletePool, 'for deletePet'],
+    [orderPetPool, 'available for createOrder'],
+    [openOrderPool, "held by completeOrder's open orders"],
+  ]
+    .filter(([pool]) => pool.count > 0)
+    .map(([pool, what]) => `+${pool.count.toLocaleString('en')} ${what}`),
 ];
 process.stderr.write(
   `seeding ${rows.toLocaleString('en')} pets (${extraPets.join(', ')})` +
@@ -271,6 +290,8 @@ const seed = {
   events,
   eventPets: rows,
   categories: runsScenario.has('putCategory') ? categoryPool.count : 0,
+  availablePets: orderPetPool,
+  openOrders: openOrderPool,
   ...(opts.webhooks && { scopes: 'pets:read,pets:write,webhooks:manage' }),
 };
 const data = opts.pg
@@ -684,7 +705,7 @@ async function load(server, scenario, duration) {
   if (rotate.usedUp && cursor.sent > rotate.count)
     throw new Error(
       `${scenario.name} sent ${cursor.sent.toLocaleString('en')} requests to a pool of ` +
-        `${rotate.count.toLocaleString('en')}: raise DELETES_PER_SECOND in bench/run.mjs`,
+        `${rotate.count.toLocaleString('en')}: raise USES_PER_SECOND in bench/run.mjs`,
     );
   return result;
 }
@@ -694,7 +715,17 @@ function rate(slices) {
   return Math.round(requests / (slices.length * slice));
 }
 
-function defineScenarios({ rows, key, scale, streams, patchPool, deletePool, categoryPool }) {
+function defineScenarios({
+  rows,
+  key,
+  scale,
+  streams,
+  patchPool,
+  deletePool,
+  orderPetPool,
+  openOrderPool,
+  categoryPool,
+}) {
   const headers = { Authorization: `Bearer ${key}` };
   // Near the end of the table, yet a full page with a next link: the worst case for OFFSET paging.
   const deepCursor = Buffer.from(`after:${rows - 25}`).toString('base64url');
@@ -769,6 +800,30 @@ function defineScenarios({ rows, key, scale, streams, patchPool, deletePool, cat
             JSON.stringify({ name: 'Bench B {id}' }),
           ],
         },
+      },
+    },
+    // createOrder (docs/api-design.md, "Orders"): each request holds the next pet of its own pool
+    // of available pets, for a day so that no hold lapses in the run: every answer a 201 with its
+    // order.created and pet.updated events.
+    {
+      name: 'createOrder',
+      request: {
+        method: 'POST',
+        path: '/v1/orders',
+        headers: { ...headers, 'Content-Type': 'application/json' },
+        rotate: { ...orderPetPool, bodies: ['{"petId":{id},"holdSeconds":86400}'], usedUp: true },
+      },
+    },
+    // completeOrder, a till's sale, no If-Match: each request completes the next of the open
+    // orders seeded with their pets pending: every answer a 200, the pet sold, with its
+    // order.completed and pet.updated events.
+    {
+      name: 'completeOrder',
+      request: {
+        method: 'POST',
+        path: '/v1/orders/{id}/complete',
+        headers,
+        rotate: { firstId: openOrderPool.firstId, count: openOrderPool.count, usedUp: true },
       },
     },
   ];

@@ -13,8 +13,9 @@ function nextRequest(request) {
   const k = (rotate?.start ?? 0) + sent++;
   if (rotate !== undefined) {
     const id = String(rotate.firstId + (k % rotate.count));
-    const body = rotate.bodies?.[Math.floor(k / rotate.count) % 2].replaceAll('{id}', id);
-    return { ...request, path: `${before}${id}${after}`, body };
+    const { bodies } = rotate;
+    const body = bodies?.[Math.floor(k / rotate.count) % bodies.length].replaceAll('{id}', id);
+    return { ...request, path: spec.path.replaceAll('{id}', id), body };
   }
   return { ...request, path: after === undefined ? spec.path : randomPath() };
 }

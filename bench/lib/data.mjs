@@ -1,6 +1,6 @@
 // Prepares the data a run starts from: a migrated database with N pets, optionally a change feed of
-// M events about them, and one API key created through the service's own key store (the `apikey`
-// CLI), so both contenders verify a real hashed key.
+// M events about them and open orders of some of them, and one API key created through the
+// service's own key store (the `apikey` CLI), so both contenders verify a real hashed key.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,6 +8,39 @@ import { Database } from './better-sqlite3.mjs';
 import pg from 'pg';
 
 const STATUS_OF_ROW = `CASE i % 4 WHEN 0 THEN 'available' WHEN 1 THEN 'pending' WHEN 2 THEN 'sold' END`;
+/** The longest hold createOrder takes (holdSeconds 86400): no seeded order lapses in a run. */
+const HOLD_MS = 86_400_000;
+
+/**
+ * The pets' rows: pet i is `pet <i>` in category 1 + i % 100, its status i % 4 but for the pools
+ * of the order scenarios: `availablePets` available, and the pets of `openOrders` pending at
+ * revision 2, as createOrder leaves a pet it holds. `numbers` is the engine's `n(i)`.
+ */
+function insertPets(numbers, { availablePets, openOrders }) {
+  const within = (first, count) => `i BETWEEN ${first} AND ${first + count - 1}`;
+  const held = within(openOrders.firstPetId, openOrders.count);
+  return `
+    WITH ${numbers}
+    INSERT INTO pets (name, category_id, status, revision)
+    SELECT 'pet ' || i, 1 + i % 100,
+      CASE WHEN ${within(availablePets.firstId, availablePets.count)} THEN 'available'
+        WHEN ${held} THEN 'pending' ELSE ${STATUS_OF_ROW} END,
+      CASE WHEN ${held} THEN 2 ELSE 1 END
+    FROM n`;
+}
+
+/**
+ * completeOrder's open orders, order k (from 1, on an empty table) holding pet firstPetId + k − 1,
+ * as createOrder stores them: open, placed now, held for a day.
+ */
+function insertOpenOrders({ firstPetId, count }) {
+  const now = Date.now();
+  const instant = (ms) => `'${new Date(ms).toISOString()}'`;
+  return `
+    INSERT INTO orders (pet_id, status, created_at, expires_at)
+    SELECT id, 'open', ${instant(now)}, ${instant(now + HOLD_MS)} FROM pets
+    WHERE id BETWEEN ${firstPetId} AND ${firstPetId + count - 1} ORDER BY id`;
+}
 
 /**
  * Writes `events` rows of `pet_events` about the first `rows` pets, as PetEventsRepository.append
@@ -38,20 +71,36 @@ function insertCategories(numbers) {
 const REVISIONS_MADE =
   'SELECT COALESCE(SUM(revision - 1), 0) AS made FROM pets WHERE id BETWEEN $1 AND $2';
 
+/** No pool of the order scenarios. */
+const NO_PETS = { firstId: 1, count: 0 };
+const NO_ORDERS = { firstPetId: 1, count: 0 };
+
 /**
  * A seeded SQLite file that every server start copies, so each contender begins from the same
  * bytes. `events` (default none) are written about the first `eventPets` pets; `categories`
- * (default none) are named.
+ * (default none) are named; `availablePets` ({ firstId, count }) are available and `openOrders`
+ * ({ firstPetId, count }) are placed (default none).
  */
-export function prepareSqlite({ dir, rows, events = 0, eventPets = rows, categories = 0, scopes }) {
+export function prepareSqlite({
+  dir,
+  rows,
+  events = 0,
+  eventPets = rows,
+  categories = 0,
+  availablePets = NO_PETS,
+  openOrders = NO_ORDERS,
+  scopes,
+}) {
   const template = join(dir, 'seed.sqlite');
   const key = createKey(`sqlite:${template}`, scopes);
   const db = new Database(template);
-  db.prepare(
-    `
-    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-    INSERT INTO pets (name, category_id, status) SELECT 'pet ' || i, 1 + i % 100, ${STATUS_OF_ROW} FROM n`,
-  ).run(rows);
+  db.exec(
+    insertPets(`RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${rows})`, {
+      availablePets,
+      openOrders,
+    }),
+  );
+  if (openOrders.count > 0) db.exec(insertOpenOrders(openOrders));
   if (events > 0)
     db.exec(
       insertEvents(
@@ -103,6 +152,8 @@ export async function preparePostgres({
   events = 0,
   eventPets = rows,
   categories = 0,
+  availablePets = NO_PETS,
+  openOrders = NO_ORDERS,
   scopes,
 }) {
   const name = new URL(url).pathname.slice(1);
@@ -116,12 +167,13 @@ export async function preparePostgres({
     await client.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
     const key = createKey(url, scopes); // migrates the empty schema first
     await client.query(
-      `
-      INSERT INTO pets (name, category_id, status)
-      SELECT 'pet ' || i, 1 + i % 100, ${STATUS_OF_ROW} FROM generate_series(1, $1) AS i`,
-      [rows],
+      insertPets(`n(i) AS (SELECT generate_series(1, ${rows}))`, { availablePets, openOrders }),
     );
     await client.query('VACUUM ANALYZE pets');
+    if (openOrders.count > 0) {
+      await client.query(insertOpenOrders(openOrders));
+      await client.query('VACUUM ANALYZE orders');
+    }
     if (events > 0) {
       await client.query(
         insertEvents(`n(i) AS (SELECT generate_series(1, ${events}))`, { rows: eventPets }),

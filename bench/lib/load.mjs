@@ -18,12 +18,13 @@ export const loadGenerator = hasWrk() ? 'wrk' : 'autocannon';
  * @param {string} spec.path         fixed path, or with `{id}` replaced per request by a random id
  *   in 1..maxId, or by the ids of `rotate`
  * @param {number} [spec.maxId]
- * @param {{firstId:number, count:number, bodies?:[string,string], start:number, usedUp?:boolean}} [spec.rotate]
- *   request k (from `start` on) goes to id firstId + k % count with bodies[⌊k / count⌋ % 2] (its
- *   `{id}` replaced by that id), or no body: each pass over the pool sends every row the other
- *   body, so a run that goes on from where the last one stopped (start = the `sent` so far)
- *   changes its row with every request; `usedUp`: each request uses its row up (deletePet), so the
- *   pool must be larger than all a run sends (bench/run.mjs checks)
+ * @param {{firstId:number, count:number, bodies?:string[], start:number, usedUp?:boolean}} [spec.rotate]
+ *   request k (from `start` on) is about id firstId + k % count, which replaces `{id}` in the path
+ *   and in its body, bodies[⌊k / count⌋ % bodies.length], or no body: with two bodies each pass
+ *   over the pool sends every row the other, so a run that goes on from where the last one
+ *   stopped (start = the `sent` so far) changes its row with every request; `usedUp`: each
+ *   request uses its row up (deletePet, createOrder, completeOrder), so the pool must be larger
+ *   than all a run sends (bench/run.mjs checks)
  * @param {Record<string,string>} spec.headers
  * @param {string} [spec.body]
  * @param {number} [spec.expectStatus] the one status counted as success (default: any 2xx)
@@ -79,19 +80,19 @@ function wrkScript({ method, path, maxId, rotate, headers, body }) {
   // at -1: wrk calls request() once before the run to check the script, in the state of its first
   // (here only) thread, and sends nothing of that call, so it must not take a place in `rotate`.
   const request =
-    after === undefined
-      ? // Formatted in init, once wrk has added the Host header (HTTP/1.1 requests without one get a 400).
-        `local req\ninit = function() req = wrk.format(nil, ${lua(path)}) end\nrequest = function() sent = sent + 1; return req end`
-      : rotate === undefined
-        ? `request = function() sent = sent + 1; return wrk.format(nil, ${lua(before)} .. math.random(1, ${maxId}) .. ${lua(after)}) end`
-        : `local bodies = ${rotate.bodies === undefined ? 'nil' : `{ ${lua(rotate.bodies[0])}, ${lua(rotate.bodies[1])} }`}
+    rotate !== undefined
+      ? `local bodies = ${rotate.bodies === undefined ? 'nil' : `{ ${rotate.bodies.map(lua).join(', ')} }`}
 request = function()
   local k = ${rotate.start} + math.max(sent, 0)
   sent = sent + 1
   local id = string.format('%d', ${rotate.firstId} + k % ${rotate.count})
-  local body = bodies and (bodies[math.floor(k / ${rotate.count}) % 2 + 1]:gsub('{id}', id))
-  return wrk.format(nil, ${lua(before)} .. id .. ${lua(after)}, nil, body)
-end`;
+  local body = bodies and (bodies[math.floor(k / ${rotate.count}) % #bodies + 1]:gsub('{id}', id))
+  return wrk.format(nil, (${lua(path)}):gsub('{id}', id), nil, body)
+end`
+      : after === undefined
+        ? // Formatted in init, once wrk has added the Host header (HTTP/1.1 requests without one get a 400).
+          `local req\ninit = function() req = wrk.format(nil, ${lua(path)}) end\nrequest = function() sent = sent + 1; return req end`
+        : `request = function() sent = sent + 1; return wrk.format(nil, ${lua(before)} .. math.random(1, ${maxId}) .. ${lua(after)}) end`;
   return `
 wrk.method = ${lua(method)}
 ${body === undefined ? '' : `wrk.body = ${lua(body)}`}

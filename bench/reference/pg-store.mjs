@@ -4,7 +4,7 @@
 // Same answers as store.mjs, asynchronously; a key verified in the last VERIFIED_KEY_TTL_MS is
 // trusted without a query, so most requests make one round trip.
 import pg from 'pg';
-import { categoryEventRow, petEventRow } from './rules.mjs';
+import { categoryEventRow, orderJsonAfterId, petEventRow } from './rules.mjs';
 import { createVerifiedKeys } from './verified-keys.mjs';
 
 /** TypeORM's pool size in the service (src/database/data-source.ts). */
@@ -97,6 +97,83 @@ const RENAME_CATEGORY_WITH_EVENT = {
 /** A PUT of a new id meets a concurrent PUT of that id at most once: then the row exists. */
 const PUT_CATEGORY_ATTEMPTS = 3;
 const UNIQUE_VIOLATION = '23505';
+
+// Orders: each change one statement, the order, its pet and both events (src/orders/
+// orders.repository.ts), guarded by conditional updates as the service's are, so no lock is taken.
+
+/** A time as the Order's JSON has it: toISOString's form, in UTC with milliseconds. */
+const iso = (column) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** The JSON of a closed order, from the columns its UPDATE returns (orderJsonAfterId's form). */
+const CLOSED_ORDER_JSON = `'{"id":' || id || ',"petId":' || pet_id || ',"status":"' || status ||
+  '","createdAt":"' || ${iso('created_at')} || '","expiresAt":"' || ${iso('expires_at')} ||
+  '","closedAt":"' || ${iso('closed_at')} || '"}'`;
+/** The pet's JSON after an order changed it (to_json escapes a string as JSON.stringify does). */
+const PET_JSON = `'{"id":' || pet.id || ',"name":' || to_json(pet.name)::text || ',"categoryId":' ||
+  pet.category_id || ',"status":"' || pet.status || '"}'`;
+/** The order's event, then the pet's pet.updated with the status it had before. */
+const orderEvents = (order, type, orderJson, previousStatus) => `INSERT INTO pet_events
+    (type, occurred_at, pet_id, pet, previous)
+    SELECT e.type, $2::timestamptz, pet.id, e.pet, e.previous FROM ${order}, pet,
+    LATERAL (VALUES (1, '${type}', ${orderJson}, NULL),
+      (2, 'pet.updated', ${PET_JSON}, '{"status":"${previousStatus}"}')) AS e(n, type, pet, previous)
+    ORDER BY e.n`;
+/**
+ * Holds pet $1 if it is available and opens its order from $2 to $3; $4 is the Order's JSON after
+ * its id. No row when the pet was not available as the row was written.
+ */
+const PLACE_ORDER = {
+  name: 'place_order',
+  text: `WITH pet AS (
+    UPDATE pets SET status = 'pending', revision = revision + 1
+    WHERE id = $1 AND status = 'available' RETURNING id, name, category_id, status
+  ), placed AS (
+    INSERT INTO orders (pet_id, status, created_at, expires_at)
+    SELECT id, 'open', $2::timestamptz, $3::timestamptz FROM pet RETURNING id
+  ), event AS (
+    ${orderEvents('placed', 'order.created', `'{"id":' || placed.id || $4::text`, 'available')}
+  ) SELECT id FROM placed`,
+};
+/** Completes order $1 if it is open and $2 is before its deadline, its pet sold; the Order's JSON. */
+const COMPLETE_ORDER = {
+  name: 'complete_order',
+  text: `WITH closed AS (
+    UPDATE orders SET status = 'completed', closed_at = $2::timestamptz, revision = revision + 1
+    WHERE id = $1 AND status = 'open' AND expires_at > $2::timestamptz
+    RETURNING id, pet_id, ${CLOSED_ORDER_JSON} AS json
+  ), pet AS (
+    UPDATE pets SET status = 'sold', revision = pets.revision + 1 FROM closed
+    WHERE pets.id = closed.pet_id RETURNING pets.id, pets.name, pets.category_id, pets.status
+  ), event AS (
+    ${orderEvents('closed', 'order.completed', 'closed.json', 'pending')}
+  ) SELECT json FROM closed`,
+};
+/** Expires order $1 if it is open and its deadline is at or before $2, its pet available again. */
+const EXPIRE_ORDER = {
+  name: 'expire_order',
+  text: `WITH closed AS (
+    UPDATE orders SET status = 'expired', closed_at = expires_at, revision = revision + 1
+    WHERE id = $1 AND status = 'open' AND expires_at <= $2::timestamptz
+    RETURNING id, pet_id, status, created_at, expires_at, closed_at, revision,
+      ${CLOSED_ORDER_JSON} AS json
+  ), pet AS (
+    UPDATE pets SET status = 'available', revision = pets.revision + 1 FROM closed
+    WHERE pets.id = closed.pet_id RETURNING pets.id, pets.name, pets.category_id, pets.status
+  ), event AS (
+    ${orderEvents('closed', 'order.expired', 'closed.json', 'pending')}
+  ) SELECT id, pet_id, status, created_at, expires_at, closed_at, revision FROM closed`,
+};
+const ORDER_BY_ID = {
+  name: 'order_by_id',
+  text: 'SELECT id, pet_id, status, created_at, expires_at, closed_at, revision FROM orders WHERE id = $1',
+};
+const OPEN_ORDER_OF_PET = {
+  name: 'open_order_of_pet',
+  text: "SELECT id, expires_at FROM orders WHERE pet_id = $1 AND status = 'open'",
+};
+const PET_STATUS = { name: 'pet_status', text: 'SELECT status FROM pets WHERE id = $1' };
+/** An order row as an open one is, for asking before the update whether it may complete. */
+const openOrder = (id) => [id, null, 'open', null, null, null, 1];
+
 const KEY_BY_PREFIX = {
   name: 'key_by_prefix',
   text: 'SELECT key_hash, revoked_at, scopes FROM api_keys WHERE prefix = $1',
@@ -187,6 +264,52 @@ export function openPgStore(url) {
         }
         if (attempt === PUT_CATEGORY_ATTEMPTS)
           throw new Error(`category ${id} was added by another transaction ${attempt} times`);
+      }
+    },
+    /**
+     * createOrder, as store.mjs's placeOrder, in the service's steps: the hold in one statement;
+     * when the pet could not be held, a hold that lapsed by $2 is expired in one more and the
+     * pet held again; else the refusal from the pet as read after.
+     */
+    placeOrder: async (petId, createdAt, expiresAt, refuse) => {
+      const after = orderJsonAfterId(petId, 'open', createdAt, expiresAt, null);
+      const place = async () => {
+        const [placed] = await rows(PLACE_ORDER, [petId, createdAt, expiresAt, after]);
+        return placed && [placed[0], `{"id":${placed[0]}${after}`];
+      };
+      const placed = await place();
+      if (placed !== undefined) return placed;
+      const [lapsed] = await rows(OPEN_ORDER_OF_PET, [petId]);
+      if (lapsed !== undefined && lapsed[1] <= new Date(createdAt)) {
+        await rows(EXPIRE_ORDER, [lapsed[0], createdAt]);
+        const again = await place();
+        if (again !== undefined) return again;
+      }
+      const [pet] = await rows(PET_STATUS, [petId]);
+      const held = pet?.[0] === 'pending' && (await rows(OPEN_ORDER_OF_PET, [petId])).length > 0;
+      return refuse(pet?.[0], held);
+    },
+    /**
+     * completeOrder, as store.mjs's, in the service's steps: one statement completes an open
+     * order before its deadline (tried first when `refuse` lets an open order be completed);
+     * otherwise the order is read, expired in a statement of its own when it lapsed by `now`,
+     * and `refuse` decides; a completion that another change beat reads the order again.
+     */
+    completeOrder: async (id, now, refuse) => {
+      if (refuse(openOrder(id)) === undefined) {
+        const [completed] = await rows(COMPLETE_ORDER, [id, now]);
+        if (completed !== undefined) return [id, completed[0]];
+      }
+      for (;;) {
+        let [order] = await rows(ORDER_BY_ID, [id]);
+        if (order?.[2] === 'open' && order[4] <= new Date(now)) {
+          const [expired] = await rows(EXPIRE_ORDER, [id, now]);
+          order = expired ?? (await rows(ORDER_BY_ID, [id]))[0];
+        }
+        const refusal = refuse(order);
+        if (refusal !== undefined) return refusal;
+        const [completed] = await rows(COMPLETE_ORDER, [id, now]);
+        if (completed !== undefined) return [id, completed[0]];
       }
     },
     ping: () => pool.query('SELECT 1'),

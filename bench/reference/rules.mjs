@@ -20,6 +20,12 @@ const QUERY_STATUS_MUST = 'status must be one of available, pending, sold';
 const CURSOR_MUST = 'cursor must be a cursor taken from a Link rel="next" header';
 export const PET_ID_ERROR = `petId must be a decimal integer from 1 to ${MAX_ID}`;
 export const CATEGORY_ID_ERROR = `categoryId must be a decimal integer from 1 to ${MAX_ID}`;
+export const ORDER_ID_ERROR = `orderId must be a decimal integer from 1 to ${MAX_ID}`;
+// createOrder's body (src/orders/dto/new-order.dto.ts, order-properties.ts).
+const ORDER_PET_ID_MUST = `petId must be a JSON integer from 1 to ${MAX_ID}`;
+const MIN_HOLD_SECONDS = 60;
+const MAX_HOLD_SECONDS = 86_400;
+const HOLD_SECONDS_MUST = `holdSeconds must be a JSON integer from ${MIN_HOLD_SECONDS} to ${MAX_HOLD_SECONDS} (or absent)`;
 
 /** Status code and fixed meaning of every error code (src/errors/error-codes.ts). */
 export const ERROR_CODES = {
@@ -48,6 +54,16 @@ export const ERROR_CODES = {
     status: 409,
     meaning:
       'The pet is held by an open order, so it cannot be deleted until the order is completed, cancelled or expires. Nothing was changed.',
+  },
+  PET_NOT_AVAILABLE: {
+    status: 409,
+    meaning:
+      'Only an available pet can be ordered; the message names the pet’s status (pending, sold, none, or held by an open order). Nothing was changed.',
+  },
+  ORDER_NOT_OPEN: {
+    status: 409,
+    meaning:
+      'Only an open order before its expiresAt can be completed or cancelled; the message names the order’s status. Nothing was changed.',
   },
   CATEGORY_NAME_TAKEN: {
     status: 409,
@@ -241,6 +257,29 @@ export function categoryNameError(body) {
   return join(message, name === undefined ? 'name is required' : NAME_MUST);
 }
 
+/**
+ * createOrder body rules (src/orders/dto/new-order.dto.ts): unknown fields first, as newPetError
+ * reports them, then petId, then holdSeconds, which may be absent but not null.
+ */
+export function newOrderError(body) {
+  const shape = shapeError(body, 'request body');
+  if (shape !== undefined) return shape;
+  let message = unknownFieldsError(body, 'petId', 'holdSeconds');
+  const { petId, holdSeconds } = body;
+  if (!isId(petId))
+    message = join(message, petId === undefined ? 'petId is required' : ORDER_PET_ID_MUST);
+  if (
+    holdSeconds !== undefined &&
+    !(
+      Number.isInteger(holdSeconds) &&
+      holdSeconds >= MIN_HOLD_SECONDS &&
+      holdSeconds <= MAX_HOLD_SECONDS
+    )
+  )
+    message = join(message, HOLD_SECONDS_MUST);
+  return message;
+}
+
 function join(message, more) {
   return message === undefined ? more : `${message}; ${more}`;
 }
@@ -357,6 +396,60 @@ export function categoryJson(id, name) {
 export function categoryEventRow(id, name, previousName) {
   const previous = previousName === undefined ? null : JSON.stringify({ name: previousName });
   return ['category.updated', new Date().toISOString(), id, categoryJson(id, name), previous];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Orders (src/orders/): the Order's JSON, its events, and the refusals' messages.
+
+/**
+ * The Order without its leading `{"id":<id>` (src/orders/order-json.ts): members in the documented
+ * order, times as toISOString writes them (as stored on SQLite), closedAt only once closed.
+ */
+export function orderJsonAfterId(petId, status, createdAt, expiresAt, closedAt) {
+  const closed = closedAt === null ? '' : `,"closedAt":"${closedAt}"`;
+  return `,"petId":${petId},"status":"${status}","createdAt":"${createdAt}","expiresAt":"${expiresAt}"${closed}}`;
+}
+
+/** The Order of a row [id, pet_id, status, created_at, expires_at, closed_at, …] stored as text. */
+export function orderJson([id, petId, status, createdAt, expiresAt, closedAt]) {
+  return `{"id":${id}${orderJsonAfterId(petId, status, createdAt, expiresAt, closedAt)}`;
+}
+
+/** An order's strong ETag: revision 1 while open, 2 once closed (src/orders/order-entity-tag.ts). */
+export const orderEntityTag = petEntityTag;
+
+/**
+ * The two `pet_events` rows of an order's change, as [type, occurred_at, pet_id, pet, previous]
+ * (src/orders/orders.repository.ts writeEvents): `type` with the Order's JSON, then the pet's
+ * pet.updated, whose status was available before an order held it and pending after.
+ */
+export function orderEventRows(type, order, pet, occurredAt) {
+  const previous = type === 'order.created' ? '{"status":"available"}' : '{"status":"pending"}';
+  return [
+    [type, occurredAt, pet[0], order, null],
+    ['pet.updated', occurredAt, pet[0], petJson(pet[0], pet[1], pet[2], pet[3]), previous],
+  ];
+}
+
+/** createOrder's 409 for a pet that exists but could not be held (orders.service.ts refusal). */
+export function petNotAvailable(petId, status, held) {
+  const what = held
+    ? 'is pending, held by an open order'
+    : status === null
+      ? 'has no status'
+      : `is ${status}`;
+  return errorBody(
+    'PET_NOT_AVAILABLE',
+    `Pet ${petId} ${what}: only an available pet can be ordered`,
+  );
+}
+
+/** The 409 of completing an order that is no longer open (orders.service.ts orderNotOpen). */
+export function orderNotOpen(id, status) {
+  return errorBody(
+    'ORDER_NOT_OPEN',
+    `Order ${id} is ${status}: only an open order can be completed or cancelled`,
+  );
 }
 
 // Conditional requests (src/http/conditional-get.ts, if-match.ts, entity-tags.ts).

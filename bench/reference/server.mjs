@@ -1,21 +1,24 @@
 // Reference implementation of the Animal Store API for the benchmark: the operations the bench races
-// (listPets, getPet, createPet, updatePet, deletePet, putCategory) with the same wire semantics as
-// the service (src/), on bare Fastify + better-sqlite3 or `pg`, no framework or ORM in between. It is the ceiling the service is raced against (bench/run.mjs), so every choice
-// here is "the fastest thing that is still byte-identical on the wire".
+// (listPets, getPet, createPet, updatePet, deletePet, putCategory, createOrder, completeOrder) with
+// the same wire semantics as the service (src/), on bare Fastify + better-sqlite3 or `pg`, no
+// framework or ORM in between. It is the ceiling the service is raced against (bench/run.mjs), so
+// every choice here is "the fastest thing that is still byte-identical on the wire".
 //
 //   PORT=3001 DATABASE_PATH=data/animal-store.sqlite node bench/reference/server.mjs
 //   PORT=3001 DATABASE_URL=postgres://postgres@127.0.0.1:5432/animal_store_bench node bench/reference/server.mjs
 //
 // Env: PORT (default 3001), HOST (127.0.0.1), DATABASE_PATH (a SQLite file the service already
 // migrated) or DATABASE_URL (a postgres:// database the service already migrated),
-// BODY_LIMIT_BYTES (16384), LOG_LEVEL (info). The parity tests are in test/e2e/reference-parity/.
+// BODY_LIMIT_BYTES (16384), ORDER_HOLD_SECONDS (900), LOG_LEVEL (info). The parity tests are in
+// test/e2e/reference-parity/.
 // Every change writes its `pet_events` row in the change's transaction, as the service does
 // (store.mjs, pg-store.mjs; test/e2e/reference-parity/pet-events.e2e-spec.ts).
 // Not mirrored: rate limits (the bench and the parity test run the service with
 // RATE_LIMIT_PER_MINUTE=0), Idempotency-Key (neither sends one), key expiry (neither's keys
 // expire), the /docs routes (so another method on /docs is a 404 here, a 405 in the service), and
 // the operations the bench does not race: the other category operations, listPets' categoryId,
-// getInventory, the event feed and webhooks (their paths are a 404 here).
+// getInventory, getOrder, listOrders, cancelOrder, the event feed and webhooks (their paths are a
+// 404 here), and the orders' expiry sweep (a lapsed hold is expired by the write that meets it).
 import Fastify, { LogController } from 'fastify';
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
@@ -32,13 +35,18 @@ import {
   ifNoneMatchMatches,
   MAX_JSON_DEPTH,
   nestingDepth,
+  newOrderError,
   newPetError,
+  ORDER_ID_ERROR,
+  orderEntityTag,
+  orderNotOpen,
   parseIfMatch,
   parseListQuery,
   parsePathId,
   PET_ID_ERROR,
   petEntityTag,
   petJson,
+  petNotAvailable,
   petPatchError,
   transitionError,
 } from './rules.mjs';
@@ -50,6 +58,8 @@ const PORT = integerFromEnv('PORT', 3001);
 const DATABASE_PATH = process.env.DATABASE_PATH;
 const DATABASE_URL = process.env.DATABASE_URL;
 const BODY_LIMIT_BYTES = integerFromEnv('BODY_LIMIT_BYTES', 16384);
+/** How long createOrder holds a pet when the body names no holdSeconds, as the service's setting. */
+const ORDER_HOLD_SECONDS = integerFromEnv('ORDER_HOLD_SECONDS', 900);
 const LOG_LEVEL = process.env.LOG_LEVEL || 'info';
 if (!DATABASE_PATH && !DATABASE_URL?.startsWith('postgres'))
   fail('DATABASE_PATH (SQLite) or DATABASE_URL (postgres://) must name a migrated database');
@@ -72,6 +82,8 @@ const PETS_PATH = '/v1/pets';
 const PET_PATH = `${PETS_PATH}/:petId`;
 const CATEGORIES_PATH = '/v1/categories';
 const CATEGORY_PATH = `${CATEGORIES_PATH}/:categoryId`;
+const ORDERS_PATH = '/v1/orders';
+const COMPLETE_ORDER_PATH = `${ORDERS_PATH}/:orderId/complete`;
 const WWW_AUTHENTICATE = 'Bearer realm="animal-store"';
 
 /** getPet's sunset (src/pets/get-pet-deprecation.ts): 410 GONE from this instant on. */
@@ -94,12 +106,18 @@ const MISSING_KEY = errorBody(
 );
 const INVALID_KEY = errorBody('UNAUTHORIZED', 'Invalid API key');
 // The guard's 403s (src/auth/api-key.guard.ts): a valid key without the operation's scope.
-const CANNOT_READ = errorBody('FORBIDDEN', 'This API key lacks the scope pets:read');
-const CANNOT_WRITE = errorBody('FORBIDDEN', 'This API key lacks the scope pets:write');
+const LACKS_SCOPE = new Map(
+  ['pets:read', 'pets:write', 'orders:write'].map((scope) => [
+    scope,
+    errorBody('FORBIDDEN', `This API key lacks the scope ${scope}`),
+  ]),
+);
+const FORBIDDEN = new Set(LACKS_SCOPE.values());
 const NO_SUCH_ROUTE = errorBody('NOT_FOUND', 'No such route');
 const MALFORMED_URL = errorBody('VALIDATION_FAILED', 'The request URL is malformed');
 const BAD_PET_ID = errorBody('VALIDATION_FAILED', PET_ID_ERROR);
 const BAD_CATEGORY_ID = errorBody('VALIDATION_FAILED', CATEGORY_ID_ERROR);
+const BAD_ORDER_ID = errorBody('VALIDATION_FAILED', ORDER_ID_ERROR);
 const INTERNAL_ERROR = errorBody('INTERNAL_ERROR', 'Internal server error');
 const UNAVAILABLE = errorBody('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later');
 const DATABASE_UNAVAILABLE = errorBody(
@@ -306,7 +324,7 @@ function unauthorized(request, reply, body, sender) {
 
 /** authError's refusal: a 403 for a key without the scope, else a 401 with its challenge. */
 function refuse(request, reply, body, sender) {
-  if (body === CANNOT_READ || body === CANNOT_WRITE) return sender(request, reply, 403, body);
+  if (FORBIDDEN.has(body)) return sender(request, reply, 403, body);
   return unauthorized(request, reply, body, sender);
 }
 
@@ -325,7 +343,7 @@ function authError(request, scope) {
   return withAnswer(store.authenticate(header.slice(7)), (scopes) => {
     if (scopes === false) return INVALID_KEY;
     if (scopes.includes(scope)) return undefined;
-    return scope === 'pets:read' ? CANNOT_READ : CANNOT_WRITE;
+    return LACKS_SCOPE.get(scope);
   });
 }
 
@@ -629,6 +647,85 @@ function nameTaken(name) {
   );
 }
 
+/**
+ * createOrder (src/orders/orders.controller.ts createOrder, orders.service.ts place): refusals in
+ * the service's order, 401, 403, the body (400, 413, 415), then from the pet: 400 when there is
+ * none, 409 when it is not available. The hold, the order and their events go together (store's
+ * placeOrder); a pet whose hold lapsed is released first.
+ */
+app.post(ORDERS_PATH, (request, reply) =>
+  withAnswer(authError(request, 'orders:write'), (denied) => {
+    if (denied !== undefined) return refuse(request, reply, denied, send);
+    const order = request.body;
+    if (order instanceof RejectedBody) {
+      if (order.headers !== undefined) reply.headers(order.headers);
+      return send(request, reply, order.status, order.body);
+    }
+    const invalid = newOrderError(order);
+    if (invalid !== undefined)
+      return send(request, reply, 400, errorBody('VALIDATION_FAILED', invalid));
+    const { petId, holdSeconds = ORDER_HOLD_SECONDS } = order;
+    const now = Date.now();
+    const createdAt = new Date(now).toISOString();
+    const expiresAt = new Date(now + holdSeconds * 1000).toISOString();
+    const answer = store.placeOrder(petId, createdAt, expiresAt, (status, held) =>
+      placeRefusal(petId, status, held),
+    );
+    return withAnswer(answer, (outcome) => {
+      if (!Array.isArray(outcome)) return send(request, reply, outcome.status, outcome.body);
+      reply.header('etag', orderEntityTag(outcome[0], 1));
+      return send(request, reply, 201, outcome[1]);
+    });
+  }),
+);
+
+/** Why pet `petId`, with `status` (undefined: no such pet) and held or not, could not be ordered. */
+function placeRefusal(petId, status, held) {
+  if (status === undefined)
+    return { status: 400, body: errorBody('VALIDATION_FAILED', `petId ${petId} names no pet`) };
+  return { status: 409, body: petNotAvailable(petId, status, held) };
+}
+
+/**
+ * completeOrder (src/orders/orders.controller.ts completeOrder, orders.service.ts complete):
+ * refusals in the service's order, 401, 403, then If-Match and the id (the order Nest resolves
+ * the handler's parameters in), then 404, 412 and 409 from the order, which an open order past
+ * its deadline meets expired. The order, its pet sold and their events go together.
+ */
+app.post(COMPLETE_ORDER_PATH, (request, reply) => {
+  if (request.params.orderId === '') return reply.callNotFound();
+  return withAnswer(authError(request, 'orders:write'), (denied) => {
+    if (denied !== undefined) return refuse(request, reply, denied, send);
+    const ifMatchField = request.headers['if-match'];
+    const ifMatch = ifMatchField === undefined ? undefined : parseIfMatch(ifMatchField);
+    if (ifMatchField !== undefined && ifMatch === undefined)
+      return send(request, reply, 400, BAD_IF_MATCH);
+    const id = parsePathId(request.params.orderId);
+    if (id === undefined) return send(request, reply, 400, BAD_ORDER_ID);
+    const now = new Date().toISOString();
+    const answer = store.completeOrder(id, now, (row) => closingRefusal(id, row, ifMatch));
+    return withAnswer(answer, (outcome) => {
+      if (!Array.isArray(outcome)) return send(request, reply, outcome.status, outcome.body);
+      // A completed order is at revision 2.
+      reply.header('etag', orderEntityTag(id, 2));
+      return send(request, reply, 200, outcome[1]);
+    });
+  });
+});
+
+/**
+ * Why order `id` may not be completed given its row [id, pet_id, status, …, revision] (undefined
+ * when absent), or undefined when it may.
+ */
+function closingRefusal(id, row, ifMatch) {
+  if (row === undefined)
+    return { status: 404, body: errorBody('NOT_FOUND', `No order with id ${id}`) };
+  if (ifMatch !== undefined && ifMatch !== '*' && !ifMatch.includes(orderEntityTag(id, row[6])))
+    return { status: 412, body: preconditionFailed(id, 'order') };
+  if (row[2] !== 'open') return { status: 409, body: orderNotOpen(id, row[2]) };
+  return undefined;
+}
+
 // Public probes, as the service's health controller (only the readiness contract matters here).
 app.get('/health/live', (request, reply) => send(request, reply, 200, '{"status":"ok"}'));
 app.get('/health/ready', async (request, reply) => {
@@ -656,6 +753,9 @@ function allowedMethods(target) {
   if (path === CATEGORIES_PATH) return 'GET, HEAD';
   if (path.startsWith(`${CATEGORIES_PATH}/`) && path.indexOf('/', 15) === -1 && path.length > 15)
     return 'DELETE, GET, HEAD, PUT';
+  if (path === ORDERS_PATH) return 'GET, HEAD, POST';
+  if (/^\/v1\/orders\/[^/]+$/.test(path)) return 'GET, HEAD';
+  if (/^\/v1\/orders\/[^/]+\/(?:complete|cancel)$/.test(path)) return 'POST';
   if (path === '/health/live' || path === '/health/ready') return 'GET, HEAD';
   return undefined;
 }

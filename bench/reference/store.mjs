@@ -1,7 +1,7 @@
 // The SQLite side of the reference: the service's own tables (src/database/migrations), opened as
 // the service opens them (WAL, 5 s busy timeout), every statement prepared once at start.
 import { Database } from '../lib/better-sqlite3.mjs';
-import { categoryEventRow, petEventRow } from './rules.mjs';
+import { categoryEventRow, orderEventRows, orderJson, petEventRow } from './rules.mjs';
 import { createVerifiedKeys } from './verified-keys.mjs';
 
 export function openStore(path) {
@@ -42,6 +42,38 @@ export function openStore(path) {
       'UPDATE categories SET name = ?, revision = revision + 1 WHERE id = ? RETURNING revision',
     )
     .pluck();
+  // Orders: rows [id, pet_id, status, created_at, expires_at, closed_at, revision], times as the
+  // ISO text the service stores, so comparing them as text compares the instants.
+  const orderColumns = 'id, pet_id, status, created_at, expires_at, closed_at, revision';
+  // The hold: the pet changes only if it is still available (src/orders/orders.repository.ts).
+  const holdPet = db
+    .prepare(
+      "UPDATE pets SET status = 'pending', revision = revision + 1 WHERE id = ? AND status = 'available' RETURNING id, name, category_id, status",
+    )
+    .raw();
+  const setPetStatus = db
+    .prepare(
+      'UPDATE pets SET status = ?, revision = revision + 1 WHERE id = ? RETURNING id, name, category_id, status',
+    )
+    .raw();
+  const insertOrder = db.prepare(
+    "INSERT INTO orders (pet_id, status, created_at, expires_at) VALUES (?, 'open', ?, ?)",
+  );
+  const orderById = db.prepare(`SELECT ${orderColumns} FROM orders WHERE id = ?`).raw();
+  const openOrderOfPet = db
+    .prepare(`SELECT ${orderColumns} FROM orders WHERE pet_id = ? AND status = 'open'`)
+    .raw();
+  const completeOrder = db
+    .prepare(
+      `UPDATE orders SET status = 'completed', closed_at = ?, revision = revision + 1 WHERE id = ? RETURNING ${orderColumns}`,
+    )
+    .raw();
+  // An expired order's closed_at is its deadline (src/orders/order.entity.ts).
+  const expireOrder = db
+    .prepare(
+      `UPDATE orders SET status = 'expired', closed_at = expires_at, revision = revision + 1 WHERE id = ? RETURNING ${orderColumns}`,
+    )
+    .raw();
   const keyByPrefix = db.prepare(
     'SELECT key_hash, revoked_at, scopes FROM api_keys WHERE prefix = ?',
   );
@@ -80,6 +112,49 @@ export function openStore(path) {
       row === undefined ? insertCategory.get(id, name) : renameCategory.get(name, id);
     insertEvent.run(categoryEventRow(id, name, current?.[1]));
     return [id, name, revision, current === undefined];
+  });
+  /** An order's change: the order's event with the Order's JSON, then its pet's pet.updated. */
+  const writeOrderEvents = (type, json, pet, now) => {
+    for (const row of orderEventRows(type, json, pet, now)) insertEvent.run(row);
+  };
+  /** Ends the lapsed open order `id`, its pet available again, as the service's expiry does. */
+  const expire = (id, now) => {
+    const order = expireOrder.get(id);
+    const pet = setPetStatus.get('available', order[1]);
+    writeOrderEvents('order.expired', orderJson(order), pet, now);
+    return order;
+  };
+  const placing = db.transaction((petId, createdAt, expiresAt, refuse) => {
+    let pet = holdPet.get(petId);
+    let open;
+    if (pet === undefined) {
+      // A hold past its deadline ends first; then the pet is ordered again.
+      open = openOrderOfPet.get(petId);
+      if (open !== undefined && open[4] <= createdAt) {
+        expire(open[0], createdAt);
+        open = undefined;
+        pet = holdPet.get(petId);
+      }
+    }
+    if (pet === undefined) {
+      const status = byId.get(petId)?.[3];
+      return refuse(status, status === 'pending' && open !== undefined);
+    }
+    const id = Number(insertOrder.run(petId, createdAt, expiresAt).lastInsertRowid);
+    const json = orderJson([id, petId, 'open', createdAt, expiresAt, null]);
+    writeOrderEvents('order.created', json, pet, createdAt);
+    return [id, json];
+  });
+  const completing = db.transaction((id, now, refuse) => {
+    let order = orderById.get(id);
+    // An open order past its deadline answers as the expired order it becomes.
+    if (order?.[2] === 'open' && order[4] <= now) order = expire(id, now);
+    const refusal = refuse(order);
+    if (refusal !== undefined) return refusal;
+    const completed = completeOrder.get(now, id);
+    const json = orderJson(completed);
+    writeOrderEvents('order.completed', json, setPetStatus.get('sold', completed[1]), now);
+    return [id, json];
   });
   const create = db.transaction((name, categoryId, status) => {
     const id = Number(insert.run(name, categoryId, status).lastInsertRowid);
@@ -123,6 +198,23 @@ export function openStore(path) {
         throw error;
       }
     },
+    /**
+     * createOrder's transaction (src/orders/orders.service.ts place): the pet held if available,
+     * the order open from `createdAt` to `expiresAt` (ISO text), order.created and pet.updated.
+     * A pet whose hold lapsed by `createdAt` is released first, with order.expired and
+     * pet.updated. Otherwise `refuse` gets the pet's status (null: none; undefined: no such pet)
+     * and whether an open order holds it, and its refusal comes back; [id, the Order's JSON] when
+     * the order was placed.
+     */
+    placeOrder: (petId, createdAt, expiresAt, refuse) =>
+      placing.immediate(petId, createdAt, expiresAt, refuse),
+    /**
+     * completeOrder's transaction (src/orders/orders.service.ts complete): an open order past its
+     * deadline at `now` is expired first; `refuse` gets the order's row, or undefined, and
+     * returns a refusal or undefined. Without one the order is completed and its pet sold, with
+     * order.completed and pet.updated: [id, the Order's JSON] comes back, else the refusal.
+     */
+    completeOrder: (id, now, refuse) => completing.immediate(id, now, refuse),
     ping: () => ping.get(),
     close: () => db.close(),
 

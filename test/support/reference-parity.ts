@@ -90,8 +90,15 @@ export interface ParityPair {
   readOnlyKey: string;
   /** The DATABASE_URL each server runs on (`sqlite:<path>` or `postgres://…`), to read what it stored. */
   databaseUrls: { service: string; reference: string };
-  /** Sends one case to the service, then to the reference, and holds both to the same answer. */
-  expectSameAnswer(parityCase: ParityCase, requestId: string): Promise<void>;
+  /**
+   * Sends one case to the service, then to the reference, and holds both to the same answer:
+   * the same body once `mask` has replaced what may differ (the time an order was placed).
+   */
+  expectSameAnswer(
+    parityCase: ParityCase,
+    requestId: string,
+    mask?: (body: string) => string,
+  ): Promise<Received[]>;
   /** Puts the real keys in place of the KEY, REVOKED_KEY, TAMPERED_KEY and READ_ONLY_KEY placeholders. */
   withKeys(headers: Headers): Headers;
   stop(): Promise<void>;
@@ -99,11 +106,15 @@ export interface ParityPair {
 
 /**
  * Makes a fresh database on `engine`, creates the keys with the apikey CLI (which migrates it),
- * seeds SEEDED_PETS pets (one with an awkward name, some without a status), copies it exactly
- * (same rows, same id counter, so created pets get the same ids on both), then starts the service
- * on the original and the reference on the copy.
+ * seeds SEEDED_PETS pets (one with an awkward name, some without a status) and runs the `seed`
+ * statements (SQL both engines take), copies it exactly (same rows, same id counters, so created
+ * pets and orders get the same ids on both), then starts the service on the original and the
+ * reference on the copy.
  */
-export async function startParityPair(engine: Engine = 'sqlite'): Promise<ParityPair> {
+export async function startParityPair(
+  engine: Engine = 'sqlite',
+  { seed = [] }: { seed?: string[] } = {},
+): Promise<ParityPair> {
   const original = await createTestDatabase(engine);
   const cli = (args: string[]) => runApiKeyCli(args, original.url);
   const key = (await cli(['create', 'parity'])).stdout.trim();
@@ -119,6 +130,7 @@ export async function startParityPair(engine: Engine = 'sqlite'): Promise<Parity
     const db = new Database(sqlitePathOf(original.url));
     const insert = db.prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)');
     for (const pet of pets) insert.run(...pet);
+    for (const sql of seed) db.exec(sql);
     const copyPath = `${sqlitePathOf(original.url)}.copy`;
     await db.backup(copyPath);
     db.close();
@@ -129,6 +141,7 @@ export async function startParityPair(engine: Engine = 'sqlite'): Promise<Parity
     await client.connect();
     for (const pet of pets)
       await client.query('INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3)', pet);
+    for (const sql of seed) await client.query(sql);
     await client.end();
     copy = await copyPostgresTestDatabase(original);
     referenceDatabase = { DATABASE_URL: copy.url };
@@ -167,7 +180,11 @@ export async function startParityPair(engine: Engine = 'sqlite'): Promise<Parity
     readOnlyKey,
     databaseUrls: { service: original.url, reference: copy.url },
     withKeys,
-    expectSameAnswer: async ([, status, method, path, options], requestId) => {
+    expectSameAnswer: async (
+      [, status, method, path, options],
+      requestId,
+      mask = (body) => body,
+    ) => {
       const headers = withKeys(options.headers ?? {});
       if (options.requestId !== null && !('x-request-id' in headers))
         headers['x-request-id'] = requestId;
@@ -183,9 +200,9 @@ export async function startParityPair(engine: Engine = 'sqlite'): Promise<Parity
       const fromReference = await send(reference.baseUrl, sent);
 
       expect(fromService.status).toBe(status);
-      expect({ status: fromReference.status, body: fromReference.body }).toEqual({
+      expect({ status: fromReference.status, body: mask(fromReference.body) }).toEqual({
         status: fromService.status,
-        body: fromService.body,
+        body: mask(fromService.body),
       });
       expect(meaningfulHeaders(fromReference.headers)).toEqual(
         meaningfulHeaders(fromService.headers),
@@ -193,6 +210,7 @@ export async function startParityPair(engine: Engine = 'sqlite'): Promise<Parity
       expect(fromReference.headers['x-powered-by']).toBeUndefined();
       if (options.requestId === null)
         expect(fromReference.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      return [fromService, fromReference];
     },
     stop: async () => {
       // Both gone before their databases are dropped (a test may have stopped one already).

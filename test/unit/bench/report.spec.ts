@@ -142,6 +142,44 @@ describe('bench summary', () => {
     ]);
   });
 
+  it('holds createOrder and completeOrder to 0.70 of the reference and a p99 within 1.5× its', () => {
+    const withOrders = (contender: string, rps: [number, number], p99Ms: [number, number]) => ({
+      ...run(contender, 1, 1000, 10),
+      scenarios: {
+        createOrder: [load(rps[0], 5, p99Ms[0])],
+        completeOrder: [load(rps[1], 5, p99Ms[1])],
+      },
+    });
+    // 0.65 and a p99 1.6× the reference's would meet the lines of the other scenarios.
+    const runs = [
+      withOrders('service', [650, 700], [15, 16]),
+      withOrders('reference', [1000, 1000], [10, 10]),
+    ];
+
+    const { targets } = summarize(runs, ['createOrder', 'completeOrder'], {
+      pg: undefined,
+      scale: false,
+      connections: 32,
+    });
+
+    expect(targets.filter((t: { name: string }) => /Order (req|p99)/.test(t.name))).toEqual([
+      { name: 'createOrder req/s, service/reference', value: 0.65, target: '≥ 0.7', met: false },
+      {
+        name: 'createOrder p99 at 32 connections, service/reference',
+        value: 1.5,
+        target: '≤ 1.5',
+        met: true,
+      },
+      { name: 'completeOrder req/s, service/reference', value: 0.7, target: '≥ 0.7', met: true },
+      {
+        name: 'completeOrder p99 at 32 connections, service/reference',
+        value: 1.6,
+        target: '≤ 1.5',
+        met: false,
+      },
+    ]);
+  });
+
   it('counts the errors of every slice of every contender', () => {
     const runs = [
       {
