@@ -106,8 +106,15 @@ export async function runSweepRound(
   } finally {
     if (sweeping?.isStopped()) sweeping.resume();
     await holds.close();
-    for (const server of servers) await server.stop();
+    await stopAll(servers);
   }
+}
+
+/** Stops every server, the others too when one died during the run; then fails if one did. */
+async function stopAll(servers) {
+  const stops = await Promise.allSettled(servers.map((server) => server.stop()));
+  const failed = stops.find(({ status }) => status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /**
