@@ -1,4 +1,4 @@
-// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--against REV] [--cluster] [--events] [--event-rows N] [--creates-per-second N] [--streams N] [--webhooks] [--delivery-seconds S] [--delivery-rounds N] [--scenarios a,b] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C] [--node PATH]
+// npm run bench -- [--rows N] [--pg URL] [--scale] [--observability] [--against REV] [--cluster] [--events] [--event-rows N] [--creates-per-second N] [--streams N] [--webhooks] [--delivery-seconds S] [--delivery-rounds N] [--sweep] [--lapsed N] [--scenarios a,b] [--rounds N] [--seconds S] [--slice S] [--warmup S] [--connections C] [--node PATH]
 //
 // Races the real service against bench/reference (same API on bare Fastify + better-sqlite3, or `pg`
 // with prepared statements under --pg). Both
@@ -27,6 +27,11 @@
 // --delivery-seconds, commit to first delivery and the deliveries owed each second, with the three
 // receivers alone and with a fourth webhook whose receiver is down; --delivery-rounds times each
 // of the two that many times, alternating which goes first.
+// --sweep races createPet on `sweeping`, whose own database holds --lapsed pets held by open orders,
+// against `service`, whose database holds none: both warmed, then the holds lapse and slices run in
+// turns until the expiry sweep has expired them all, `sweeping` stopped outside its own slices (both
+// share CPU 0); reports the sweep's expiries per second of `sweeping`'s running time, and fails
+// unless every order ended expired and every pet available (lib/sweep.mjs).
 // --scenarios names the scenarios to run (default: all of the mode's; with --against, all but
 // NEWER_OPERATIONS, which an earlier build may not have), e.g. create,patch.
 // Writes that use a row up take it from a pool of their own, seeded after the pets the reads see:
@@ -69,6 +74,7 @@ import {
   summarizeWebhookDeliveries,
 } from './lib/report.mjs';
 import { readMetrics, startOtlpSink, startServer } from './lib/servers.mjs';
+import { printSweepReport, runSweepRound, summarizeSweep } from './lib/sweep.mjs';
 import { pendingDeliveries } from './lib/webhook-receivers.mjs';
 import { runClusterBench } from './cluster.mjs';
 import { serverNodeArgs } from '../scripts/start-command.mjs';
@@ -89,6 +95,8 @@ const { values: opts, tokens } = parseArgs({
     webhooks: { type: 'boolean', default: false },
     'delivery-seconds': { type: 'string', default: '60' },
     'delivery-rounds': { type: 'string', default: '1' },
+    sweep: { type: 'boolean', default: false },
+    lapsed: { type: 'string', default: '100000' },
     scenarios: { type: 'string' },
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },
@@ -114,6 +122,7 @@ const streams =
 const chosenScenarios = opts.scenarios?.split(',');
 const deliverySeconds = positiveInteger('--delivery-seconds', opts['delivery-seconds'], 1);
 const deliveryRounds = positiveInteger('--delivery-rounds', opts['delivery-rounds'], 1);
+const lapsed = positiveInteger('--lapsed', opts.lapsed, 1);
 const engine = opts.pg ? 'postgres' : 'sqlite';
 const modes = [
   'scale',
@@ -123,6 +132,7 @@ const modes = [
   'events',
   'streams',
   'webhooks',
+  'sweep',
 ].filter((mode) => opts[mode] !== undefined && opts[mode] !== false);
 if (modes.length > 1) {
   process.stderr.write(`${modes.map((mode) => `--${mode}`).join(' and ')}: one at a time\n`);
@@ -200,6 +210,8 @@ const CONTENDERS = {
     port: 31102,
     env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE: '0s,5s,20s' },
   },
+  // --sweep: the service with lapsed holds to expire, on a database of its own.
+  sweeping: { nodeArgs: serviceNodeArgs, port: 31102 },
   // --events on PostgreSQL: a second instance on the same database, where the stream is open.
   replica: { nodeArgs: serviceNodeArgs, port: 31102 },
 };
@@ -216,6 +228,7 @@ const contenders = {
   events: opts.pg ? ['service', 'replica'] : ['service'],
   streams: ['service', 'streams'],
   webhooks: ['service', 'webhooks'],
+  sweep: ['service', 'sweeping'],
 }[modes[0]] ?? ['service', 'reference'];
 const otlpSink = opts.observability ? await startOtlpSink() : undefined;
 if (otlpSink) CONTENDERS.tracing.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlpSink.endpoint;
@@ -257,7 +270,7 @@ const pickScenarios = (key) =>
       }).filter(({ name }) =>
         chosenScenarios
           ? chosenScenarios.includes(name)
-          : opts.webhooks
+          : opts.webhooks || opts.sweep
             ? name === 'create'
             : !(against && NEWER_OPERATIONS.includes(name)),
       );
@@ -313,6 +326,21 @@ if (chosenScenarios && scenarios.length !== chosenScenarios.length) {
   process.exit(2);
 }
 const measuresPatch = scenarios.some((scenario) => scenario.name === 'patch');
+if (opts.sweep && scenarios.map((s) => s.name).join() !== 'create') {
+  process.stderr.write('--sweep: the load is createPet alone (--scenarios create)\n');
+  process.exit(2);
+}
+const sweepRound = {
+  rounds,
+  lapsed,
+  warmup,
+  slice,
+  scenario: scenarios[0],
+  pg: opts.pg,
+  freshCopy: () => data.freshCopy(),
+  startContender,
+  load,
+};
 /**
  * How far each scenario with a pool (patch, deletePet, putCategory) has gone through it on each
  * PostgreSQL database, by URL, then by scenario: a load goes on from there, so every request
@@ -328,7 +356,8 @@ const runs = [];
 let webhookDeliveries;
 try {
   for (let round = 1; round <= rounds; round++) {
-    runs.push(...(opts.events ? [await runEventsRound(round)] : await runRound(round)));
+    if (opts.sweep) runs.push(...(await runSweepRound(round, sweepRound)));
+    else runs.push(...(opts.events ? [await runEventsRound(round)] : await runRound(round)));
   }
   if (opts.webhooks) webhookDeliveries = await timeWebhookDeliveries();
   if (opts.pg && measuresPatch) {
@@ -368,6 +397,7 @@ const result = {
       streamOn: contenders.at(-1),
     }),
     ...(streams > 0 && { streams }),
+    ...(opts.sweep && { lapsed }),
     ...(opts.webhooks && {
       webhookReceivers: WEBHOOK_RECEIVERS,
       createsPerSecond,
@@ -379,11 +409,13 @@ const result = {
   runs,
   summary: opts.events
     ? summarizeEvents(runs, { pg: opts.pg })
-    : summarize(
-        runs,
-        scenarios.map((s) => s.name),
-        { pg: opts.pg, scale: opts.scale, connections },
-      ),
+    : opts.sweep
+      ? summarizeSweep(runs, { pg: opts.pg, connections })
+      : summarize(
+          runs,
+          scenarios.map((s) => s.name),
+          { pg: opts.pg, scale: opts.scale, connections },
+        ),
   ...(measuresPatch && { patchWrites }),
   ...(webhookDeliveries && {
     webhookDeliveries,
@@ -394,6 +426,7 @@ const result = {
   }),
 };
 if (opts.events) printEventsReport(result);
+else if (opts.sweep) printSweepReport(result);
 else printReport(result);
 if (webhookDeliveries) printWebhookDeliveries(result);
 if (result.patchWrites) {
@@ -636,14 +669,15 @@ async function runEventsRound(round) {
   }
 }
 
-async function startContender(contender, round) {
+/** `database`: a SQLite file or PostgreSQL URL of its own, instead of a fresh copy or --pg's. */
+async function startContender(contender, round, database) {
   const { nodeArgs, port, cwd, env: own = {} } = CONTENDERS[contender];
-  const sqlitePath = opts.pg ? undefined : data.freshCopy();
+  const sqlitePath = opts.pg ? undefined : (database ?? data.freshCopy());
   const env = {
     NODE_ENV: 'production',
     LOG_LEVEL: 'info',
     HOST: '127.0.0.1',
-    DATABASE_URL: opts.pg ?? `sqlite:${sqlitePath}`,
+    DATABASE_URL: opts.pg ? (database ?? opts.pg) : `sqlite:${sqlitePath}`,
     // One key drives thousands of requests a second: any per-key budget would turn the run into
     // a 429 benchmark. The reference has no rate limiter, so the service runs without one too.
     RATE_LIMIT_PER_MINUTE: '0',

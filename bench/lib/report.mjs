@@ -1,6 +1,6 @@
 // Totals and medians over the slices of a run, per-slice-pair ratios, and the targets of docs/performance.md ("Targets") checked against them.
 
-const median = (values) => {
+export const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
@@ -344,7 +344,7 @@ function streamsCost(withStreams, service, contenders, scenarioNames) {
 }
 
 /** A function that checks a value against its target and adds the outcome to `targets`. */
-function checker(targets) {
+export function checker(targets) {
   return (name, value, op, limit, unit = '') =>
     targets.push({
       name,
@@ -362,7 +362,7 @@ const BEFORE_TARGETS = ['create', 'patch'];
  * median over every pair of the run. p99: a ratio per round, each side's p99 over all its slices
  * of the round (a 2 s slice holds too few requests for a steady p99).
  */
-function pairedRatios(numerator, denominator, scenarioNames) {
+export function pairedRatios(numerator, denominator, scenarioNames) {
   return Object.fromEntries(
     scenarioNames.map((scenario) => {
       const pairs = numerator.flatMap((run, i) =>
@@ -569,7 +569,7 @@ function signed(mb) {
   return `${mb >= 0 ? '+' : ''}${mb.toFixed(1)}`;
 }
 
-function targetLines(targets) {
+export function targetLines(targets) {
   return [
     '',
     'targets:',
@@ -580,7 +580,7 @@ function targetLines(targets) {
   ];
 }
 
-function formatTable(rows) {
+export function formatTable(rows) {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => String(r[c] ?? '').length)));
   const line = (r) => `| ${r.map((cell, c) => String(cell ?? '').padEnd(widths[c])).join(' | ')} |`;
   return [

@@ -42,6 +42,7 @@ export async function startServer({ name, nodeArgs, env, port, cwd, logFile }) {
 
   return {
     origin,
+    pid: child.pid,
     coldStartMs,
     /** VmHWM: the kernel's high-water mark of resident memory since the process started. */
     peakRssMb: () =>
