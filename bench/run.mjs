@@ -305,7 +305,12 @@ const seed = {
   categories: runsScenario.has('putCategory') ? categoryPool.count : 0,
   availablePets: orderPetPool,
   openOrders: openOrderPool,
-  ...(opts.webhooks && { scopes: 'pets:read,pets:write,webhooks:manage' }),
+  // The key an earlier build must accept too: the scopes every build has, orders' only for them.
+  scopes: opts.webhooks
+    ? 'pets:read,pets:write,webhooks:manage'
+    : ['createOrder', 'completeOrder'].some((name) => runsScenario.has(name))
+      ? 'pets:read,pets:write,orders:write'
+      : 'pets:read,pets:write',
 };
 const data = opts.pg
   ? await preparePostgres({ url: opts.pg, ...seed })
