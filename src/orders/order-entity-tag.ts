@@ -5,3 +5,6 @@
 export function orderEntityTag(id: number, revision: number): string {
   return `"${id}-${revision}"`;
 }
+
+/** The revision of every open order: closing or expiring it is the only change an order has. */
+export const OPEN_REVISION = 1;

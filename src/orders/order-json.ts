@@ -25,3 +25,11 @@ export function toOrderDto({
 export function orderJson(order: OrderEntity): string {
   return JSON.stringify(toOrderDto(order));
 }
+
+/**
+ * The Order's JSON after `{"id":` and its id: the statement that inserts the order puts in the id
+ * the database gives it (order-change-statements.ts).
+ */
+export function orderJsonAfterId(order: OrderEntity): string {
+  return orderJson({ ...order, id: 0 }).slice('{"id":0'.length);
+}

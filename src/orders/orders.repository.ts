@@ -7,7 +7,9 @@ import {
 } from '../database/sql-runner.js';
 import { petJson } from '../events/event-json.js';
 import type { EventPet, OrderEventType } from '../events/pet-event.js';
-import { orderJson } from './order-json.js';
+import { oneStatementChanges } from './order-change-statements.js';
+import { OPEN_REVISION } from './order-entity-tag.js';
+import { orderJson, orderJsonAfterId } from './order-json.js';
 import type { OrderEntity } from './order.entity.js';
 import type { OrderOutcome, OrderStatus } from './order-status.js';
 
@@ -129,6 +131,7 @@ function statements(db: SqlRunner, postgres: boolean) {
     oldestLapsed: db.statement<{ now: string }>(
       `SELECT min(expires_at) AS oldest FROM orders WHERE ${LAPSED}`,
     ),
+    ...oneStatementChanges(db),
   };
 }
 
@@ -200,7 +203,8 @@ export class OrdersRepository {
   /**
    * Holds the pet and opens the order, with order.created and pet.updated, in one transaction
    * with whatever `alsoInTransaction` writes (an Idempotency-Key's claim); the refusal, writing
-   * nothing, when the pet was not available as the row was written.
+   * nothing, when the pet was not available as the row was written. Without anything else to
+   * write, on PostgreSQL that is one statement.
    */
   async place(
     petId: number,
@@ -209,6 +213,9 @@ export class OrdersRepository {
     traceContext: string | null,
     alsoInTransaction?: (transaction: SqlTransaction, change: OrderChange) => Promise<void>,
   ): Promise<OrderChange | PlaceRefusal> {
+    if (this.postgres && !alsoInTransaction) {
+      return this.placeInOneStatement(petId, createdAt, expiresAt, traceContext);
+    }
     try {
       return await this.db.transaction(async (transaction) => {
         const { holdPet, insertOrder } = this.sql;
@@ -219,9 +226,8 @@ export class OrdersRepository {
           insertOrder.text,
           insertOrder.values({ petId, ...times }),
         );
-        const order = { id: Number(row.id), petId, status: 'open' as const, createdAt, expiresAt };
         const change = {
-          order: { ...order, closedAt: null, revision: 1 },
+          order: openOrder(Number(row.id), petId, createdAt, expiresAt),
           pet: toEventPet(petRow),
         };
         await this.writeEvents(transaction, [change], 'order.created', createdAt, traceContext);
@@ -234,21 +240,60 @@ export class OrdersRepository {
     }
   }
 
+  private async placeInOneStatement(
+    petId: number,
+    createdAt: Date,
+    expiresAt: Date,
+    traceContext: string | null,
+  ): Promise<OrderChange | PlaceRefusal> {
+    const orderAfterId = orderJsonAfterId(openOrder(0, petId, createdAt, expiresAt));
+    const [row] = await this.db.writeStatement(this.sql.placeWithEvents, {
+      petId,
+      occurredAt: createdAt.toISOString(),
+      expiresAt: expiresAt.toISOString(),
+      orderAfterId,
+      traceContext,
+    });
+    if (!row) return { refused: 'not-available' };
+    return {
+      order: openOrder(Number(row.order_id), petId, createdAt, expiresAt),
+      pet: toEventPet(row),
+    };
+  }
+
   /**
    * Completes (the pet sold) or cancels (the pet available again) the order if it is still open
-   * and `now` is before its deadline; null, writing nothing, otherwise.
+   * and `now` is before its deadline; null, writing nothing, otherwise. On PostgreSQL one
+   * statement, atomic without a transaction of its own.
    */
-  close(id: number, outcome: 'completed' | 'cancelled', now: Date, traceContext: string | null) {
+  async close(
+    id: number,
+    outcome: 'completed' | 'cancelled',
+    now: Date,
+    traceContext: string | null,
+  ): Promise<OrderChange | null> {
+    const petStatus = outcome === 'completed' ? 'sold' : 'available';
+    if (this.postgres) {
+      const [row] = await this.db.writeStatement(this.sql.closeWithEvents, {
+        id,
+        status: outcome,
+        petStatus,
+        occurredAt: now.toISOString(),
+        traceContext,
+      });
+      if (!row) return null;
+      const pet = { ...row, id: row.pet_id, status: row.pet_status };
+      return { order: toOrderEntity(row), pet: toEventPet(pet) };
+    }
     return this.db.transaction(async (transaction): Promise<OrderChange | null> => {
       const { closeOrder, setPetStatus } = this.sql;
       const values = closeOrder.values({ id, status: outcome, now: now.toISOString() });
       const [row] = await transaction.query(closeOrder.text, values);
       if (!row) return null;
       const order = toOrderEntity(row);
-      const status = outcome === 'completed' ? 'sold' : 'available';
       const [petRow] = await transaction.query(
         setPetStatus.text,
-        setPetStatus.values({ petId: order.petId, status }),
+        setPetStatus.values({ petId: order.petId, status: petStatus }),
       );
       const change = { order, pet: toEventPet(petRow) };
       await this.writeEvents(transaction, [change], `order.${outcome}`, now, traceContext);
@@ -362,6 +407,19 @@ export class OrdersRepository {
 /** The pet's status before an order's change: available before it is held, pending while it is. */
 function previousPetStatus(type: OrderEventType): string {
   return type === 'order.created' ? 'available' : 'pending';
+}
+
+/** A just-placed order: open, at its first revision. */
+function openOrder(id: number, petId: number, createdAt: Date, expiresAt: Date): OrderEntity {
+  return {
+    id,
+    petId,
+    status: 'open',
+    createdAt,
+    expiresAt,
+    closedAt: null,
+    revision: OPEN_REVISION,
+  };
 }
 
 /** PostgreSQL returns bigint as a string and timestamps as Dates; SQLite the ISO text stored. */

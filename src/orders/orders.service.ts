@@ -14,7 +14,7 @@ import type { ListOrdersQueryDto } from './dto/list-orders-query.dto.js';
 import type { NewOrderDto } from './dto/new-order.dto.js';
 import type { OrderDto } from './dto/order.dto.js';
 import { OrderMetrics } from './order-metrics.js';
-import { orderEntityTag } from './order-entity-tag.js';
+import { OPEN_REVISION, orderEntityTag } from './order-entity-tag.js';
 import { toOrderDto } from './order-json.js';
 import type { OrderEntity } from './order.entity.js';
 import type { PetHold } from './pet-hold.js';
@@ -158,6 +158,13 @@ export class OrdersService {
     outcome: 'completed' | 'cancelled',
     ifMatch: IfMatch | undefined,
   ): Promise<TaggedOrder> {
+    // Optimistic first: the close changes only an open order before its deadline, and an open
+    // order's ETag is always its first revision's, so an If-Match that allows that tag is met.
+    // Anything else changes nothing and is answered below, from the order as read.
+    if (ifMatchAllows(ifMatch, orderEntityTag(id, OPEN_REVISION))) {
+      const closed = await this.orders.close(id, outcome, this.clock.now(), currentTraceParent());
+      if (closed) return this.closed(outcome, closed);
+    }
     // Each pass either closes the order or finds it final: it changes state only once.
     for (;;) {
       const now = this.clock.now();
@@ -174,11 +181,13 @@ export class OrdersService {
       }
       if (order.status !== 'open') throw orderNotOpen(order);
       const closed = await this.orders.close(id, outcome, now, currentTraceParent());
-      if (closed) {
-        this.committed(`order.${outcome}`, closed);
-        return tagged(closed.order);
-      }
+      if (closed) return this.closed(outcome, closed);
     }
+  }
+
+  private closed(outcome: 'completed' | 'cancelled', change: OrderChange): TaggedOrder {
+    this.committed(`order.${outcome}`, change);
+    return tagged(change.order);
   }
 
   /** Expires the order if it lapsed by `now`; the order after, or null when another write did. */

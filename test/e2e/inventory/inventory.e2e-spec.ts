@@ -1,6 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InventoryFold } from '../../../src/inventory/inventory-fold.js';
+import { placeOrder } from '../../support/orders-api.js';
 import { createPet, MAX_ID, nextPage, type Pet } from '../../support/pets-api.js';
 import { startSecondInstance, startTestApp, type TestApp } from '../../support/test-app.js';
 import { ENGINES } from '../../support/test-database.js';
@@ -125,6 +126,22 @@ describe.each(ENGINES)('GET /v1/inventory (getInventory) [%s]', (engine) => {
     expect(await inventory()).toEqual(countedFrom(every));
     expect(await inventory('?categoryId=1')).toEqual(countedFrom(await listEvery('&categoryId=1')));
     expect(await inventory(`?categoryId=${MAX_ID}`)).toEqual(countedFrom([]));
+  });
+
+  it('counts the pets orders hold, sell and release, as listing gives', async () => {
+    const [sold, released] = await Promise.all(
+      ['p0', 'p1'].map((name) => createPet(t, { name, categoryId: 2, status: 'available' })),
+    );
+    const first = await placeOrder(t, { petId: sold.id });
+    const second = await placeOrder(t, { petId: released.id });
+    expect(await inventory('?categoryId=2')).toEqual({ ...countedFrom([]), pending: 2, total: 2 });
+
+    expect((await t.request('POST', `/v1/orders/${first.id}/complete`)).statusCode).toBe(200);
+    expect((await t.request('POST', `/v1/orders/${second.id}/cancel`)).statusCode).toBe(200);
+    const every = await listEvery('&categoryId=2');
+    expect(countedFrom(every)).toEqual({ ...countedFrom([]), available: 1, sold: 1, total: 2 });
+    expect(await inventory('?categoryId=2')).toEqual(countedFrom(every));
+    expect(await inventory()).toEqual(countedFrom(await listEvery()));
   });
 
   it('is exact after a mixed concurrent load of creates, patches and deletes', async () => {

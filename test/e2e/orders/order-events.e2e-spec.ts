@@ -79,4 +79,33 @@ describe.each(ENGINES)('order events in the feed, the stream and webhooks [%s]',
       stream.close();
     }
   });
+
+  it('stores each event of an order as the JSON text JSON.stringify writes, whatever the pet is named', async () => {
+    const name = 'Rex "the\\one"\n\t\u0001\u001f\u007f é 🐕 \u2028 </script>';
+    const [sold, kept] = await Promise.all(
+      [name, `${name}2`].map((n) => createPet(t, { name: n, categoryId: 1, status: 'available' })),
+    );
+    const first = await placeOrder(t, { petId: sold.id });
+    const second = await placeOrder(t, { petId: kept.id });
+    const completed = (await t.request('POST', `/v1/orders/${first.id}/complete`)).json<Order>();
+    const cancelled = (await t.request('POST', `/v1/orders/${second.id}/cancel`)).json<Order>();
+
+    const stored = await t.dataSource.query<{ type: string; pet: string; previous: string }[]>(
+      `SELECT type, pet, previous FROM pet_events WHERE pet_id IN (${sold.id}, ${kept.id})
+      AND type <> 'pet.created' ORDER BY seq`,
+    );
+    const pet = ({ id, name }: { id: number; name: string }, status: string) =>
+      JSON.stringify({ id, name, categoryId: 1, status });
+    const was = (status: string) => JSON.stringify({ status });
+    expect(stored).toEqual([
+      { type: 'order.created', pet: JSON.stringify(first), previous: null },
+      { type: 'pet.updated', pet: pet(sold, 'pending'), previous: was('available') },
+      { type: 'order.created', pet: JSON.stringify(second), previous: null },
+      { type: 'pet.updated', pet: pet(kept, 'pending'), previous: was('available') },
+      { type: 'order.completed', pet: JSON.stringify(completed), previous: null },
+      { type: 'pet.updated', pet: pet(sold, 'sold'), previous: was('pending') },
+      { type: 'order.cancelled', pet: JSON.stringify(cancelled), previous: null },
+      { type: 'pet.updated', pet: pet(kept, 'available'), previous: was('pending') },
+    ]);
+  });
 });
