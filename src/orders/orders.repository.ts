@@ -70,7 +70,12 @@ function statements(db: SqlRunner, postgres: boolean) {
     openOfPet: db.statement<{ petId: number }>(
       `SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.pet_id = :petId AND o.status = 'open'`,
     ),
-    petStatus: db.statement<{ petId: number }>('SELECT p.status FROM pets p WHERE p.id = :petId'),
+    // One statement, so the status and the hold are read at one instant: an order closing between
+    // two reads would leave a pending pet that no order holds.
+    petStatus: db.statement<{ petId: number }>(
+      `SELECT p.status, EXISTS (SELECT 1 FROM orders o WHERE o.pet_id = p.id AND o.status = 'open')
+      AS held FROM pets p WHERE p.id = :petId`,
+    ),
     // The guard of "never twice": the pet changes only if it is available when the row is
     // written, which the database decides under the row's lock, not a read before it.
     holdPet: db.statement<{ petId: number }>(
@@ -194,10 +199,16 @@ export class OrdersRepository {
     return row ? toOrderEntity(row) : null;
   }
 
-  /** The pet's status on the primary; undefined when there is no such pet. */
-  async findPetStatus(petId: number): Promise<string | null | undefined> {
+  /**
+   * The pet's status on the primary and whether an open order holds it, read together; undefined
+   * when there is no such pet.
+   */
+  async findPetStatus(
+    petId: number,
+  ): Promise<{ status: string | null; held: boolean } | undefined> {
     const [row] = await this.db.writeStatement(this.sql.petStatus, { petId });
-    return row ? (row.status as string | null) : undefined;
+    // PostgreSQL answers a boolean, SQLite 0 or 1.
+    return row ? { status: row.status as string | null, held: Boolean(row.held) } : undefined;
   }
 
   /**

@@ -209,9 +209,9 @@ export class OrdersService {
 
   /** Why the pet could not be ordered, read after the refusal: 400 for no pet, else 409. */
   private async refusal(petId: number): Promise<ApiError> {
-    const status = await this.orders.findPetStatus(petId);
-    if (status === undefined) return validationFailed(`petId ${petId} names no pet`);
-    const held = status === 'pending' && (await this.orders.findOpenOfPet(petId)) !== null;
+    const pet = await this.orders.findPetStatus(petId);
+    if (pet === undefined) return validationFailed(`petId ${petId} names no pet`);
+    const { status, held } = pet;
     const what = held
       ? 'is pending, held by an open order'
       : status === null
