@@ -157,10 +157,11 @@ describe('the server process (node dist/main.js, as npm start runs it)', () => {
       name: 'in flight at SIGTERM',
       categoryId: 1,
     });
-    // The client's keep-alive connection must not hold the shutdown open.
+    // The client's keep-alive connection must not hold the shutdown open: the exit comes within
+    // the 2 s a stop is documented to take, which a loaded 2-core VM stretched past 1 s.
     const responseAt = Date.now();
     expect(await server.exited).toBe(0);
-    expect(Date.now() - responseAt).toBeLessThan(1_000);
+    expect(Date.now() - responseAt).toBeLessThan(2_000);
     expect(server.output()).toContain('"msg":"stopped"');
     const stored = new Database(dev.databasePath, { readonly: true })
       .prepare('SELECT name FROM pets')
