@@ -54,15 +54,14 @@ export class OrderExpirySweep {
     if (!(await this.orders.findOldestLapsed(this.clock.now()))) return 0;
     let expired = 0;
     for (;;) {
-      const changes = await this.orders.expireLapsed(this.clock.now(), SWEEP_BATCH);
-      expired += changes.length;
-      const now = this.clock.now();
-      for (const change of changes) {
-        this.events.committed('order.expired');
-        this.events.committed('pet.updated');
-        this.metrics.changed('order.expired', change, now);
+      const deadlines = await this.orders.expireLapsed(this.clock.now(), SWEEP_BATCH);
+      expired += deadlines.length;
+      if (deadlines.length > 0) {
+        this.events.committed('order.expired', deadlines.length);
+        this.events.committed('pet.updated', deadlines.length);
+        this.metrics.expired(deadlines, this.clock.now());
       }
-      if (changes.length < SWEEP_BATCH) return expired;
+      if (deadlines.length < SWEEP_BATCH) return expired;
     }
   }
 }
