@@ -59,7 +59,7 @@ export class OrderExpirySweep implements BeforeApplicationShutdown {
   /**
    * Batches until fewer than a full one are left, one starting every SWEEP_BATCH_MS; how many
    * expired. Back to back, a backlog's batches held SQLite's writer and the event loop nearly all
-   * the time: createPet meanwhile 0.07 of its rate without, paced 0.93 (docs/performance.md,
+   * the time: createPet meanwhile 0.07 of its rate without, paced 0.89–0.93 (docs/performance.md,
    * "Current figures").
    */
   async sweep(): Promise<number> {
