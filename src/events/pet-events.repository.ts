@@ -94,11 +94,11 @@ export class PetEventsRepository {
 
   /**
    * Tells this process and the others on the database that a change with an event of `type`
-   * committed: counted, and event streams everywhere wake without waiting for their poll
-   * (docs/events.md, "The stream").
+   * committed (`count` of them, for a batch of changes): counted, and event streams everywhere
+   * wake without waiting for their poll (docs/events.md, "The stream").
    */
-  committed(type: EventType): void {
-    this.metrics?.eventsCommitted.inc({ type });
+  committed(type: EventType, count = 1): void {
+    this.metrics?.eventsCommitted.inc({ type }, count);
     for (const listener of this.committedListeners) listener();
     this.notifications.announce();
   }

@@ -2,6 +2,9 @@ import type { SqlRunner } from '../database/sql-runner.js';
 import { PET_JSON_BEFORE_ID } from '../events/event-json.js';
 import type { OrderOutcome } from './order-status.js';
 
+/** An open order whose deadline has passed at the change's time: it can only expire. */
+const LAPSED = "status = 'open' AND expires_at <= :occurredAt::timestamptz";
+
 /** What an event of a change made in one statement carries besides what the database gives. */
 interface EventParameters {
   traceContext: string | null;
@@ -28,16 +31,27 @@ const CLOSED_ORDER_JSON = `'{"id":' || closed.id || ',"petId":' || closed.pet_id
   ${iso('closed.closed_at')} || '"}'`;
 
 /**
- * The order's event, then its pet's pet.updated with the status the pet had before: numbered and
- * inserted in that order, so the identity gives them ascending ids (as insertEvents does).
+ * Each order's event, then its pet's pet.updated with the status the pet had before: numbered and
+ * inserted in that order (after `orderBy`, for several orders), so the identity gives them
+ * ascending ids (as insertEvents does). `changed` joins the changed orders to their `pet` rows.
  */
-const orderEvents = (order: string, type: string, orderJson: string, previousStatus: string) =>
+const orderEvents = (
+  changed: string,
+  type: string,
+  orderJson: string,
+  previousStatus: string,
+  orderBy = '',
+) =>
   `INSERT INTO pet_events (type, occurred_at, pet_id, pet, previous, trace_context)
   SELECT e.type, :occurredAt::timestamptz, pet.id, e.subject, e.previous, :traceContext::text
-  FROM ${order}, pet, LATERAL (VALUES (1, ${type}, ${orderJson}, NULL),
+  FROM ${changed}, LATERAL (VALUES (1, ${type}, ${orderJson}, NULL),
     (2, 'pet.updated', ${PET_JSON}, '{"status":"${previousStatus}"}'))
     AS e (n, type, subject, previous)
-  ORDER BY e.n`;
+  ORDER BY ${orderBy}e.n`;
+
+/** The sweep's expired orders with their pets, and the order of their events: as the batch's. */
+const EXPIRED_WITH_PET = 'closed JOIN pet ON pet.id = closed.pet_id';
+const OLDEST_FIRST = 'closed.expires_at, closed.id, ';
 
 /**
  * PostgreSQL's order changes each as one statement: the order, its pet and both events, guarded by
@@ -62,7 +76,7 @@ export function oneStatementChanges(db: SqlRunner) {
         INSERT INTO orders (pet_id, status, created_at, expires_at)
         SELECT id, 'open', :occurredAt::timestamptz, :expiresAt::timestamptz FROM pet RETURNING id
       ), event AS (
-        ${orderEvents('placed', "'order.created'", `'{"id":' || placed.id || :orderAfterId::text`, 'available')}
+        ${orderEvents('placed, pet', "'order.created'", `'{"id":' || placed.id || :orderAfterId::text`, 'available')}
       )
       SELECT placed.id AS order_id, pet.id, pet.name, pet.category_id, pet.status FROM placed, pet`,
     ),
@@ -79,11 +93,29 @@ export function oneStatementChanges(db: SqlRunner) {
         UPDATE pets SET status = :petStatus, revision = pets.revision + 1 FROM closed
         WHERE pets.id = closed.pet_id RETURNING pets.id, pets.name, pets.category_id, pets.status
       ), event AS (
-        ${orderEvents('closed', "'order.' || closed.status", CLOSED_ORDER_JSON, 'pending')}
+        ${orderEvents('closed, pet', "'order.' || closed.status", CLOSED_ORDER_JSON, 'pending')}
       )
       SELECT closed.id, closed.pet_id, closed.status, closed.created_at, closed.expires_at,
         closed.closed_at, closed.revision, pet.name, pet.category_id, pet.status AS pet_status
       FROM closed, pet`,
+    ),
+    // The sweep's batch: up to :limit lapsed orders, oldest deadline first, passing over rows a
+    // completion has locked (its own condition decides them), with their pets and events; their
+    // deadlines. The ids as an ARRAY, so they are looked up by key: as `IN (SELECT …)` here the
+    // planner hash-joined a scan of every order.
+    expireLapsedWithEvents: db.statement<EventParameters & { limit: number; occurredAt: string }>(
+      `WITH closed AS (
+        UPDATE orders SET status = 'expired', closed_at = expires_at, revision = revision + 1
+        WHERE id = ANY(ARRAY(SELECT id FROM orders WHERE ${LAPSED}
+          ORDER BY expires_at, id LIMIT :limit + 0 FOR UPDATE SKIP LOCKED)) AND ${LAPSED}
+        RETURNING id, pet_id, status, created_at, expires_at, closed_at
+      ), pet AS (
+        UPDATE pets SET status = 'available', revision = pets.revision + 1 FROM closed
+        WHERE pets.id = closed.pet_id RETURNING pets.id, pets.name, pets.category_id, pets.status
+      ), event AS (
+        ${orderEvents(EXPIRED_WITH_PET, "'order.expired'", CLOSED_ORDER_JSON, 'pending', OLDEST_FIRST)}
+      )
+      SELECT expires_at FROM closed`,
     ),
   };
 }

@@ -50,6 +50,14 @@ export class OrderMetrics {
       this.expiryLag?.observe(Math.max(0, now.getTime() - order.expiresAt.getTime()) / 1000);
   }
 
+  /** Expiries the sweep committed at `now` in one batch, by their deadlines. */
+  expired(deadlines: Date[], now: Date): void {
+    if (!this.changes || !this.expiryLag) return;
+    this.changes.inc({ outcome: 'expired' }, deadlines.length);
+    for (const deadline of deadlines)
+      this.expiryLag.observe(Math.max(0, now.getTime() - deadline.getTime()) / 1000);
+  }
+
   private registerHoldGauges(registers: Metrics['registry'][]): void {
     const read = () => this.readHolds();
     let reading: ReturnType<typeof read> | undefined;

@@ -4,6 +4,7 @@ import {
   type Row,
   SqlRunner,
   type SqlTransaction,
+  type Statement,
 } from '../database/sql-runner.js';
 import { petJson } from '../events/event-json.js';
 import type { EventPet, OrderEventType } from '../events/pet-event.js';
@@ -12,6 +13,7 @@ import { OPEN_REVISION } from './order-entity-tag.js';
 import { orderJson, orderJsonAfterId } from './order-json.js';
 import type { OrderEntity } from './order.entity.js';
 import type { OrderOutcome, OrderStatus } from './order-status.js';
+import { SQLITE_OPEN_BY_DEADLINE, sqliteExpiryStatements } from './sqlite-expiry-statements.js';
 
 export interface OrderPageQuery {
   /** Only orders with a greater id: keyset pagination, as listPets. */
@@ -95,13 +97,6 @@ function statements(db: SqlRunner, postgres: boolean) {
       `UPDATE orders SET status = 'expired', closed_at = expires_at, revision = revision + 1
       WHERE id = :id AND ${LAPSED} RETURNING ${expiredColumns}`,
     ),
-    // The oldest lapsed orders first; on PostgreSQL rows a completion has locked are passed over,
-    // and that completion's own condition decides them.
-    expireLapsed: db.statement<{ now: string; limit: number }>(
-      `UPDATE orders SET status = 'expired', closed_at = expires_at, revision = revision + 1
-      WHERE id IN (SELECT id FROM orders WHERE ${LAPSED} ORDER BY expires_at, id LIMIT :limit
-      ${db.rowLockSkippingLocked}) AND ${LAPSED} RETURNING ${expiredColumns}`,
-    ),
     setPetStatus: db.statement<{ petId: number; status: string }>(
       `UPDATE pets SET status = :status, revision = revision + 1 WHERE id = :petId ${PET_RETURNING}`,
     ),
@@ -134,9 +129,11 @@ function statements(db: SqlRunner, postgres: boolean) {
       : undefined,
     countOpen: db.statement<object>("SELECT count(*) AS open FROM orders WHERE status = 'open'"),
     oldestLapsed: db.statement<{ now: string }>(
-      `SELECT min(expires_at) AS oldest FROM orders WHERE ${LAPSED}`,
+      `SELECT min(expires_at) AS oldest FROM ${postgres ? 'orders' : SQLITE_OPEN_BY_DEADLINE}
+      WHERE ${LAPSED}`,
     ),
     ...oneStatementChanges(db),
+    sqliteExpiry: postgres ? undefined : sqliteExpiryStatements(db),
   };
 }
 
@@ -327,21 +324,30 @@ export class OrdersRepository {
 
   /**
    * Expires up to `limit` lapsed orders, oldest deadline first, in one transaction with their
-   * pets and events; how many it expired. On PostgreSQL one instance at a time: another
-   * instance's sweep under way makes this one expire none.
+   * pets and events; the deadlines of those it expired. On PostgreSQL one instance at a time:
+   * another instance's sweep under way makes this one expire none.
    */
-  expireLapsed(now: Date, limit: number): Promise<OrderChange[]> {
+  expireLapsed(now: Date, limit: number): Promise<Date[]> {
+    const at = now.toISOString();
     return this.db.transaction(async (transaction) => {
-      const { sweepLock, expireLapsed } = this.sql;
+      const run = <P>({ text, values }: Statement<P>, parameters: P) =>
+        transaction.query(text, values(parameters));
+      const { sweepLock, expireLapsedWithEvents, sqliteExpiry } = this.sql;
       if (sweepLock) {
-        const [lock] = await transaction.query(sweepLock.text, sweepLock.values({}));
+        const [lock] = await run(sweepLock, {});
         if (!lock.locked) return [];
+        const expired = { limit, occurredAt: at, traceContext: null };
+        const rows = await run(expireLapsedWithEvents, expired);
+        return rows.map((row) => row.expires_at as Date);
       }
-      const rows = await transaction.query(
-        expireLapsed.text,
-        expireLapsed.values({ now: now.toISOString(), limit }),
-      );
-      return this.release(transaction, rows.map(toOrderEntity), now);
+      const { expire, releasePets, insertEvents } = sqliteExpiry!;
+      const rows = await run(expire, { now: at, limit });
+      if (rows.length === 0) return [];
+      // JSON text for json_each.
+      const ids = (column: string) => JSON.stringify(rows.map((row) => row[column]));
+      await run(releasePets, { petIds: ids('pet_id') });
+      await run(insertEvents, { orderIds: ids('id'), occurredAt: at });
+      return rows.map((row) => new Date(row.expires_at as string));
     });
   }
 
