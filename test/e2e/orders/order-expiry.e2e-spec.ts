@@ -228,4 +228,41 @@ describe.each(ENGINES)('the expiry sweep [%s]', (engine) => {
       });
     }
   });
+
+  it('stores the events it writes as the JSON text JSON.stringify writes, whatever the pet is named', async () => {
+    clock.setTo(at(600));
+    const name = 'Rex "the\\one"\n\t\u0001\u001f\u007f é 🐕 \u2028 </script>';
+    const pet = await createPet(t, { name, categoryId: 1, status: 'available' });
+    const order = await placeOrder(t, { petId: pet.id, holdSeconds: 60 });
+    const [{ last }] = await t.dataSource.query<{ last: string }[]>(
+      'SELECT max(seq) AS last FROM pet_events',
+    );
+
+    clock.setTo(at(660));
+    let status: unknown;
+    const poll = setInterval(
+      () => void storedOrder(t, order.id).then((o) => (status = o?.status)),
+      50,
+    );
+    try {
+      await waitFor(() => status === 'expired', 5_000);
+    } finally {
+      clearInterval(poll);
+    }
+
+    const expired = (await t.request('GET', `/v1/orders/${order.id}`)).json<Order>();
+    expect(expired).toMatchObject({ status: 'expired', closedAt: order.expiresAt });
+    const stored = await t.dataSource.query<{ type: string; pet: string; previous: string }[]>(
+      `SELECT type, pet, previous FROM pet_events WHERE pet_id = ${pet.id} AND seq > ${Number(last)}
+      ORDER BY seq`,
+    );
+    expect(stored).toEqual([
+      { type: 'order.expired', pet: JSON.stringify(expired), previous: null },
+      {
+        type: 'pet.updated',
+        pet: JSON.stringify({ id: pet.id, name, categoryId: 1, status: 'available' }),
+        previous: JSON.stringify({ status: 'pending' }),
+      },
+    ]);
+  });
 });
