@@ -78,21 +78,22 @@ function deleteStatements(db: SqlRunner) {
  * "pets-by-category" from the cursor on, so a deep page costs what page 1 does. SQLite starts the
  * index range at `p.id > :afterId`. PostgreSQL's planner took the primary key for that near the
  * end of the table and filtered a dense category out of it, so there the cursor is a row value
- * over the index's columns, which only that index can start at (docs/performance.md, "The
- * catalogue"); SQLite reads a row value as equality on the category alone.
+ * over the index's columns, which only that index can start at; beside `category_id = :categoryId`
+ * the scan started at the category's first entry, beside `category_id <= :categoryId` it starts at
+ * the cursor (docs/performance.md, "The catalogue"). SQLite reads a row value as equality on the
+ * category alone.
  */
 function categoryPageStatements(db: SqlRunner) {
   const postgres = db.driver.options.type === 'postgres';
   const afterInCategory = postgres
-    ? '(p.category_id, p.id) > (:categoryId, :afterId) ORDER BY p.category_id, p.id'
-    : 'p.id > :afterId ORDER BY p.id';
+    ? '(p.category_id, p.id) > (:categoryId, :afterId) AND p.category_id <= :categoryId ORDER BY p.category_id, p.id'
+    : 'p.category_id = :categoryId AND p.id > :afterId ORDER BY p.id';
   const afterInStatus = postgres
     ? '(p.category_id, p.status, p.id) > (:categoryId, :status, :afterId) ORDER BY p.category_id, p.status, p.id'
     : 'p.id > :afterId ORDER BY p.id';
   return {
     pageOfCategory: db.statement<{ categoryId: number; afterId: number; limit: number }>(
-      `SELECT ${PET_COLUMNS} FROM pets p
-      WHERE p.category_id = :categoryId AND ${afterInCategory} ${LIMIT_PARAMETER}`,
+      `SELECT ${PET_COLUMNS} FROM pets p WHERE ${afterInCategory} ${LIMIT_PARAMETER}`,
     ),
     pageOfCategoryWithStatus: db.statement<{
       categoryId: number;
