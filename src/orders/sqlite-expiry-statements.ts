@@ -24,8 +24,8 @@ const PET_JSON = `'${PET_JSON_BEFORE_ID}' || p.id || ',"name":' || json_quote(p.
 
 /**
  * SQLite's sweep batch (OrdersRepository.expireLapsed) in three statements, the events built by
- * the database from the rows: 1,000 events' JSON built in JavaScript and parsed back by json_each
- * took 44 µs an order, as long as the three writes; this INSERT takes 8.
+ * the database from the rows: JSON built in JavaScript and parsed back by json_each cost as much
+ * as the three writes together.
  */
 export function sqliteExpiryStatements(db: SqlRunner) {
   return {

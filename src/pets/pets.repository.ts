@@ -34,7 +34,7 @@ const PET_COLUMNS = 'p.id, p.name, p.category_id, p.status, p.revision';
  */
 function statements(db: SqlRunner) {
   // A status bound bare made SQLite prepare the page anew on every run (categoryPageStatements
-  // says why): list?status= 34.1 -> 18.2 µs at 10^6 pets.
+  // says why; docs/performance.md, "The catalogue").
   const status = db.driver.options.type === 'postgres' ? ':status' : ":status || ''";
   return {
     page: db.statement<{ afterId: number; limit: number }>(
@@ -90,7 +90,7 @@ function categoryPageStatements(db: SqlRunner) {
   const postgres = db.driver.options.type === 'postgres';
   // SQLite plans a bare parameter compared to an indexed column with its bound value, so it
   // prepared these anew on every run; as an expression (`+ 0`, `|| ''`) it plans them once, as it
-  // does LIMIT_PARAMETER: the statement 24.1 -> 14.5 µs at 10^6 pets.
+  // does LIMIT_PARAMETER (docs/performance.md, "The catalogue").
   const inCategory = postgres
     ? '(p.category_id, p.id) > (:categoryId, :afterId) AND p.category_id <= :categoryId ORDER BY p.category_id, p.id'
     : 'p.category_id = :categoryId + 0 AND p.id > :afterId ORDER BY p.id';
