@@ -41,11 +41,13 @@ export class ApiKeyVerifier {
     @Optional() private readonly metrics?: Metrics,
   ) {}
 
-  /** The key's owner if the key is known, not revoked and not expired; undefined otherwise. */
-  async verify(key: string): Promise<ApiKeyPrincipal | undefined> {
+  /**
+   * The key's owner if the key is known, not revoked and not expired; undefined otherwise.
+   * `hash`: the key's SHA-256 when the caller has it already.
+   */
+  async verify(key: string, hash = hashApiKey(key)): Promise<ApiKeyPrincipal | undefined> {
     const prefix = apiKeyPrefix(key);
     if (prefix === undefined) return this.refused(undefined, 'malformed');
-    const hash = hashApiKey(key);
     const now = Date.now();
     const cached = this.verified.get(hash);
     if (cached && cached.trustedUntil > now && !hasPassed(cached.principal.expiresAt, now)) {

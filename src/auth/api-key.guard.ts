@@ -7,7 +7,7 @@ import { Metrics } from '../metrics/metrics.js';
 import { inSpan } from '../telemetry/tracing.js';
 import { AuthFailureLimiter } from './auth-failure-limiter.js';
 import { bearerTokenOf, type BearerToken } from './bearer-token.js';
-import { API_KEY_STRATEGY } from './bearer.strategy.js';
+import { API_KEY_STRATEGY, type PassportView } from './bearer.strategy.js';
 import { attachPrincipal, principalOf, type ApiKeyPrincipal } from './principal.js';
 import { isPublicRoute } from './public.decorator.js';
 import { RecentlyVerifiedKeys } from './recently-verified-keys.js';
@@ -22,6 +22,9 @@ const MISSING_API_KEY_MESSAGE = 'Missing API key: send it as "Authorization: Bea
  */
 @Injectable()
 export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
+  /** Each request's token while Passport checks it, so that its hash is computed once. */
+  private readonly bearers = new WeakMap<FastifyRequest, BearerToken>();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly recentKeys: RecentlyVerifiedKeys,
@@ -45,10 +48,15 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
   /**
    * What Passport is shown of the request: the Authorization header alone, so that
    * passport-http-bearer never takes a key from the query string or the body (docs/api-design.md,
-   * "API keys").
+   * "API keys"), and the hash of its token.
    */
-  override getRequest(context: ExecutionContext): { headers: { authorization?: string } } {
-    return { headers: { authorization: requestOf(context).headers.authorization } };
+  override getRequest(context: ExecutionContext): PassportView {
+    const request = requestOf(context);
+    const bearer = this.bearers.get(request);
+    return {
+      headers: { authorization: request.headers.authorization },
+      apiKeyHash: bearer && 'hash' in bearer ? bearer.hash : undefined,
+    };
   }
 
   /** Passport's verdict on a token; the owner goes on the request, not on the view Passport saw. */
@@ -68,7 +76,7 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
   private async authenticate(request: FastifyRequest, context: ExecutionContext): Promise<void> {
     const bearer = bearerTokenOf(request.headers.authorization);
     // A key this instance accepted lately skips the address limit, not the key check.
-    if (!this.failures.enabled || ('token' in bearer && this.recentKeys.includes(bearer.token))) {
+    if (!this.failures.enabled || ('hash' in bearer && this.recentKeys.includes(bearer.hash))) {
       return this.checkKey(bearer, context);
     }
     const address = this.failures.clientAddress(request);
@@ -89,7 +97,13 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
    */
   private async checkKey(bearer: BearerToken, context: ExecutionContext): Promise<void> {
     if ('token' in bearer) {
-      await super.canActivate(context);
+      const request = requestOf(context);
+      this.bearers.set(request, bearer);
+      try {
+        await super.canActivate(context);
+      } finally {
+        this.bearers.delete(request);
+      }
       return;
     }
     this.metrics?.authFailures.inc({ reason: bearer.refusal });

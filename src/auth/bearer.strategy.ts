@@ -6,6 +6,12 @@ import type { ApiKeyPrincipal } from './principal.js';
 
 export const API_KEY_STRATEGY = 'api-key';
 
+/** What the guard shows Passport of a request: the Authorization header and its token's hash. */
+export interface PassportView {
+  headers: { authorization?: string };
+  apiKeyHash?: string;
+}
+
 /**
  * passport-http-bearer, checking the token with the verifier. It also reads `access_token` from
  * the query string and the body, so the guard shows it the Authorization header alone.
@@ -13,10 +19,10 @@ export const API_KEY_STRATEGY = 'api-key';
 @Injectable()
 export class ApiKeyStrategy extends PassportStrategy(BearerStrategy, API_KEY_STRATEGY) {
   constructor(private readonly verifier: ApiKeyVerifier) {
-    super();
+    super({ passReqToCallback: true });
   }
 
-  async validate(key: string): Promise<ApiKeyPrincipal | false> {
-    return (await this.verifier.verify(key)) ?? false;
+  async validate(view: PassportView, key: string): Promise<ApiKeyPrincipal | false> {
+    return (await this.verifier.verify(key, view.apiKeyHash)) ?? false;
   }
 }

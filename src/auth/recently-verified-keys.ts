@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { hashApiKey, MAX_REMEMBERED_KEYS } from './api-key.js';
+import { MAX_REMEMBERED_KEYS } from './api-key.js';
 
 const RECENTLY_VERIFIED_MS = 10 * 60_000;
 
@@ -23,9 +23,9 @@ export class RecentlyVerifiedKeys {
     this.verifiedAt.delete(hash);
   }
 
-  /** Whether this instance accepted this exact key in the last 10 minutes. */
-  includes(key: string): boolean {
-    const at = this.verifiedAt.get(hashApiKey(key));
+  /** Whether this instance accepted the key with this hash in the last 10 minutes. */
+  includes(hash: string): boolean {
+    const at = this.verifiedAt.get(hash);
     return at !== undefined && Date.now() - at < RECENTLY_VERIFIED_MS;
   }
 }

@@ -62,8 +62,14 @@ describe('ApiKeyVerifier', () => {
     expect(await verifier.verify(key)).toEqual(PRINCIPAL);
     expect(byPrefix).toHaveBeenCalledWith(prefix);
     expect(recordUse).toHaveBeenCalledWith(7, NOW);
-    expect(recentKeys.includes(key)).toBe(true);
+    expect(recentKeys.includes(hash)).toBe(true);
     expect(await refusals()).toEqual({});
+  });
+
+  it('takes the hash the caller computed instead of hashing the key again', async () => {
+    const { verifier } = verifierFinding(storedKey());
+    expect(await verifier.verify(key, hash)).toEqual(PRINCIPAL);
+    expect(await verifier.verify(key, 'c'.repeat(64))).toBeUndefined();
   });
 
   it('trusts a verified key for 2 seconds, then asks the database again', async () => {
@@ -105,7 +111,7 @@ describe('ApiKeyVerifier', () => {
     const { verifier, recordUse, recentKeys, refusals } = verifierFinding(stored);
     expect(await verifier.verify(key)).toBeUndefined();
     expect(recordUse).not.toHaveBeenCalled();
-    expect(recentKeys.includes(key)).toBe(false);
+    expect(recentKeys.includes(hash)).toBe(false);
     expect(await refusals()).toEqual({ unknown: 1 });
   });
 
@@ -136,7 +142,7 @@ describe('ApiKeyVerifier', () => {
     stored.revokedAt = new Date(NOW);
     vi.advanceTimersByTime(2_000);
     expect(await verifier.verify(key)).toBeUndefined();
-    expect(recentKeys.includes(key)).toBe(false);
+    expect(recentKeys.includes(hash)).toBe(false);
   });
 
   describe('recheck, for responses that stay open', () => {
@@ -175,7 +181,7 @@ describe('ApiKeyVerifier', () => {
       await verifier.verify(key);
       stored.revokedAt = new Date(NOW);
       await verifier.recheck([7]);
-      expect(recentKeys.includes(key)).toBe(false);
+      expect(recentKeys.includes(hash)).toBe(false);
       expect(await verifier.verify(key)).toBeUndefined();
       expect(byPrefix).toHaveBeenCalledTimes(2);
     });

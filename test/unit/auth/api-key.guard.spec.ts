@@ -2,7 +2,7 @@ import type { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiKeyGuard } from '../../../src/auth/api-key.guard.js';
-import { generateApiKey } from '../../../src/auth/api-key.js';
+import { generateApiKey, hashApiKey } from '../../../src/auth/api-key.js';
 import { AuthFailureLimiter } from '../../../src/auth/auth-failure-limiter.js';
 import type { ApiKeyVerifier } from '../../../src/auth/api-key-verifier.js';
 import { ApiKeyStrategy } from '../../../src/auth/bearer.strategy.js';
@@ -177,6 +177,7 @@ describe('ApiKeyGuard', () => {
       );
       expect(guard.getRequest(contextOf(request))).toEqual({
         headers: { authorization: 'Bearer pets_key' },
+        apiKeyHash: undefined,
       });
     });
 
@@ -262,7 +263,7 @@ describe('ApiKeyGuard', () => {
 
   describe('with the real Passport strategy', () => {
     const strategyVerifying = (principal: ApiKeyPrincipal | undefined) => {
-      const verify = vi.fn((_key: string) => Promise.resolve(principal));
+      const verify = vi.fn((_key: string, _hash?: string) => Promise.resolve(principal));
       new ApiKeyStrategy({ verify } as unknown as ApiKeyVerifier);
       return verify;
     };
@@ -277,7 +278,7 @@ describe('ApiKeyGuard', () => {
       const { guard } = guardWith();
       const request = carryingAccessTokens('Bearer pets_key');
       await expect(guard.canActivate(contextOf(request))).resolves.toBe(true);
-      expect(verify).toHaveBeenCalledExactlyOnceWith('pets_key');
+      expect(verify).toHaveBeenCalledExactlyOnceWith('pets_key', hashApiKey('pets_key'));
       expect(principalOf(request as never)).toBe(PRINCIPAL);
     });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { hashApiKey } from '../../../src/auth/api-key.js';
 import { bearerTokenOf } from '../../../src/auth/bearer-token.js';
 
 describe('bearerTokenOf', () => {
@@ -7,10 +8,11 @@ describe('bearerTokenOf', () => {
   });
 
   it.each(['Bearer', 'bearer', 'BEARER', 'bEaReR'])(
-    'takes the token after the scheme in any case: %s',
+    'takes the token after the scheme in any case, with its hash: %s',
     (scheme) => {
       expect(bearerTokenOf(`${scheme} pets_0123456789ab_secret`)).toEqual({
         token: 'pets_0123456789ab_secret',
+        hash: hashApiKey('pets_0123456789ab_secret'),
       });
     },
   );
