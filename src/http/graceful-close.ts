@@ -2,12 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Socket } from 'node:net';
 
 /**
- * Responses finished while the server closes close their connection; otherwise a keep-alive
- * client that sent its request before SIGTERM would hold close() open until its idle timeout.
- * A connection that has not sent a byte yet (a client's or a balancer's spare) is closed at once:
- * once closing, Node no longer times such connections out, so one would hold close() open for good.
+ * Responses finished while the server closes close their connection (the caller's `onSend` asks
+ * the returned function); otherwise a keep-alive client that sent its request before SIGTERM
+ * would hold close() open until its idle timeout. A connection that has not sent a byte yet (a
+ * client's or a balancer's spare) is closed at once: once closing, Node no longer times such
+ * connections out, so one would hold close() open for good.
  */
-export function closeConnectionsWhileClosing(fastify: FastifyInstance): void {
+export function closeConnectionsWhileClosing(fastify: FastifyInstance): () => boolean {
   let closing = false;
   const connections = new Set<Socket>();
   fastify.server.on('connection', (socket: Socket) => {
@@ -19,8 +20,5 @@ export function closeConnectionsWhileClosing(fastify: FastifyInstance): void {
     for (const socket of connections) if (socket.bytesRead === 0) socket.destroy();
     done();
   });
-  fastify.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
-    done(null, payload);
-  });
+  return () => closing;
 }

@@ -24,6 +24,7 @@ export function configureHttpServer(
     routes.add(route.method, route.url);
     markRequestsWithRoute(route);
   });
+  const closing = closeConnectionsWhileClosing(fastify);
   registerBodyParsers(fastify);
   fastify.addHook('onRequest', (request, reply, done) => {
     inFlight.arrive(request);
@@ -33,8 +34,8 @@ export function configureHttpServer(
     inFlight.leave(request);
     const route = routeOf(request).config;
     setResponseHeaders(request, reply, route);
+    if (closing()) reply.header('connection', 'close');
     done(null, answerConditionally(request, reply, payload, route));
   });
-  closeConnectionsWhileClosing(fastify);
   answerExpectationsAndConnect(fastify.server);
 }
