@@ -8,7 +8,8 @@
 // Reports medians of those per-slice ratios.
 // --pg races them on PostgreSQL (one database, both writing to it; --against gives the other build a
 // copy of its own, so neither hears the other's NOTIFY); --scale compares a deep page
-// with page 1 on the service alone;
+// with page 1, and the catalogue's pages with the list, on the service alone, its scenarios taking
+// turns in slices as contenders do;
 // --observability races the service against itself with metrics on and with tracing on;
 // --against REV races the service (the working tree) against the build of git revision REV
 // (contender `before`), built in a git worktree in the system's temp directory and kept there for
@@ -493,17 +494,31 @@ async function runRound(round) {
 
     const slices = Math.round(seconds / slice);
     const measured = new Map(servers.map((s) => [s, {}]));
-    for (const scenario of scenarios) {
+    for (const scenario of scenarios)
       for (const server of servers) measured.get(server)[scenario.name] = [];
-      for (let i = 0; i < slices; i++) {
-        // A B, then B A: neither contender always goes first.
-        const order = i % 2 === 0 ? servers : [...servers].reverse();
-        for (const server of order)
-          measured.get(server)[scenario.name].push(await loadAndDrain(server, scenario, slice));
-      }
+    const reportRate = (scenario) =>
       process.stderr.write(
         `\n  ${scenario.name}: ${servers.map((s) => `${s.contender} ${rate(measured.get(s)[scenario.name])}/s`).join('  ')}`,
       );
+    const measureSlice = async (scenario, i) => {
+      // A B, then B A: neither contender always goes first.
+      const order = i % 2 === 0 ? servers : [...servers].reverse();
+      for (const server of order)
+        measured.get(server)[scenario.name].push(await loadAndDrain(server, scenario, slice));
+    };
+    // --scale compares scenarios with each other on one process, so they take turns as contenders
+    // do (A B C, C B A, …): slice i of each is measured seconds from slice i of the others, on the
+    // same VM and the same process, not a scenario's whole run after another's.
+    if (opts.scale) {
+      for (let i = 0; i < slices; i++)
+        for (const scenario of i % 2 === 0 ? scenarios : [...scenarios].reverse())
+          await measureSlice(scenario, i);
+      scenarios.forEach(reportRate);
+    } else {
+      for (const scenario of scenarios) {
+        for (let i = 0; i < slices; i++) await measureSlice(scenario, i);
+        reportRate(scenario);
+      }
     }
     const openStreamsRun = held && { count: streams, ...held.memory, ...(await held.close()) };
     const webhooksRun = receivers && { drainMs, receivers: await receivers.counts() };

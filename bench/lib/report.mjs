@@ -167,18 +167,24 @@ const OWN_REFERENCE_LINES = {
 const CATALOGUE_SCENARIOS = ['category', 'categoryStatus', 'categoryDeep', 'inventory'];
 
 /**
- * --scale's catalogue figures, medians over the rounds: the category's deep page over its first,
- * the filtered pages' throughput over the unfiltered list's, and getInventory's p99.
+ * --scale's catalogue figures: the category's deep page over its first (p50, a ratio per round,
+ * then the median over rounds); the filtered pages' throughput over the unfiltered list's, a ratio
+ * per slice pair (slice i of each, taken in the same turn: bench/run.mjs), then the median over
+ * every pair of the run, as between contenders; getInventory's p99, the median over rounds.
  */
 function catalogueFigures(service) {
-  const over = (a, b, field) =>
+  const p50Over = (a, b) =>
+    median(service.map((run) => combine(run.scenarios[a]).p50Ms / combine(run.scenarios[b]).p50Ms));
+  const rpsOver = (a, b) =>
     median(
-      service.map((run) => combine(run.scenarios[a])[field] / combine(run.scenarios[b])[field]),
+      service.flatMap((run) =>
+        run.scenarios[a].map((s, slice) => s.rps / run.scenarios[b][slice].rps),
+      ),
     );
   return {
-    deepOverPage1: over('categoryDeep', 'category', 'p50Ms'),
-    categoryOverList: over('category', 'list', 'rps'),
-    categoryStatusOverList: over('categoryStatus', 'list', 'rps'),
+    deepOverPage1: p50Over('categoryDeep', 'category'),
+    categoryOverList: rpsOver('category', 'list'),
+    categoryStatusOverList: rpsOver('categoryStatus', 'list'),
     inventoryP99Ms: median(service.map((run) => combine(run.scenarios.inventory).p99Ms)),
   };
 }

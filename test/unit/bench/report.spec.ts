@@ -262,6 +262,31 @@ describe('bench summary', () => {
     ]);
   });
 
+  it("under --scale, pairs the filtered pages' slices with the list's taken in the same turn", () => {
+    // The VM's speed drifts over a round, and one category slice stalled: slice for slice the
+    // category runs at 0.9 of the list, while round 2's totals would say 0.54.
+    const scaleRun = (round: number, list: number[], category: number[]) => ({
+      ...run('service', round, 1000, 10),
+      scenarios: {
+        list: list.map((rps) => load(rps, 4, 9)),
+        deep: list.map((rps) => load(rps, 4, 9)),
+        category: category.map((rps) => load(rps, 4, 9)),
+        categoryStatus: list.map((rps) => load(rps, 4, 9)),
+        categoryDeep: category.map((rps) => load(rps, 4, 9)),
+        inventory: list.map((rps) => load(rps, 2, 9)),
+      },
+    });
+    const runs = [
+      scaleRun(1, [3000, 1000, 1000], [2700, 900, 900]),
+      scaleRun(2, [2000, 2000, 500], [1800, 200, 450]), // 0.9, 0.1, 0.9
+    ];
+    const names = ['list', 'deep', 'category', 'categoryStatus', 'categoryDeep', 'inventory'];
+
+    const { catalogue } = summarize(runs, names, { scale: true, pg: undefined, connections: 32 });
+
+    expect(catalogue.categoryOverList).toBeCloseTo(0.9, 10);
+    expect(catalogue.categoryStatusOverList).toBe(1);
+  });
   it("pools the slices' quantiles into one latency distribution", () => {
     const quantiles = (ms: (i: number) => number) => Array.from({ length: 1000 }, (_, i) => ms(i));
     // 2,000 requests all at 1 ms, then 2,000 with 10 % of them at 50 ms: 5 % of all are slow.
