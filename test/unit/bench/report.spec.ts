@@ -284,8 +284,8 @@ describe('bench summary', () => {
 
     const { catalogue } = summarize(runs, names, { scale: true, pg: undefined, connections: 32 });
 
-    expect(catalogue.categoryOverList).toBeCloseTo(0.9, 10);
-    expect(catalogue.categoryStatusOverList).toBe(1);
+    expect(catalogue?.categoryOverList).toBeCloseTo(0.9, 10);
+    expect(catalogue?.categoryStatusOverList).toBe(1);
   });
   it("pools the slices' quantiles into one latency distribution", () => {
     const quantiles = (ms: (i: number) => number) => Array.from({ length: 1000 }, (_, i) => ms(i));
