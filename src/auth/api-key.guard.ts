@@ -22,8 +22,8 @@ const MISSING_API_KEY_MESSAGE = 'Missing API key: send it as "Authorization: Bea
  */
 @Injectable()
 export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
-  /** Each request's token while Passport checks it, so that its hash is computed once. */
-  private readonly bearers = new WeakMap<FastifyRequest, BearerToken>();
+  /** Each request's key hash while Passport checks its token, so that it is computed once. */
+  private readonly keyHashes = new WeakMap<FastifyRequest, string>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -52,10 +52,9 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
    */
   override getRequest(context: ExecutionContext): PassportView {
     const request = requestOf(context);
-    const bearer = this.bearers.get(request);
     return {
       headers: { authorization: request.headers.authorization },
-      apiKeyHash: bearer && 'hash' in bearer ? bearer.hash : undefined,
+      apiKeyHash: this.keyHashes.get(request),
     };
   }
 
@@ -98,11 +97,11 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
   private async checkKey(bearer: BearerToken, context: ExecutionContext): Promise<void> {
     if ('token' in bearer) {
       const request = requestOf(context);
-      this.bearers.set(request, bearer);
+      this.keyHashes.set(request, bearer.hash);
       try {
         await super.canActivate(context);
       } finally {
-        this.bearers.delete(request);
+        this.keyHashes.delete(request);
       }
       return;
     }
