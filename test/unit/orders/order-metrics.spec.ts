@@ -1,10 +1,23 @@
-import { describe, expect, it } from 'vitest';
+import { Logger } from '@nestjs/common';
+import { describe, expect, it, vi } from 'vitest';
 import { Metrics } from '../../../src/metrics/metrics.js';
 import { OrderMetrics } from '../../../src/orders/order-metrics.js';
 import type { OrdersRepository } from '../../../src/orders/orders.repository.js';
 import { Clock } from '../../../src/time/clock.js';
 
-const ORDERS = {} as OrdersRepository;
+/** The orders table as the hold gauges read it: `open` orders, the oldest lapsed at `oldestLapsed`. */
+function ordersHolding(open: number, oldestLapsed: Date | null): OrdersRepository {
+  return { holds: () => Promise.resolve({ open, oldestLapsed }) } as unknown as OrdersRepository;
+}
+
+const ORDERS = ordersHolding(0, null);
+
+/** A clock stopped at `at`. */
+function clockAt(at: string): Clock {
+  const clock = new Clock();
+  clock.now = () => new Date(at);
+  return clock;
+}
 
 describe('OrderMetrics.expired', () => {
   it('counts a batch of the sweep’s expiries and observes each one’s lag, early ones as 0', async () => {
@@ -25,5 +38,41 @@ describe('OrderMetrics.expired', () => {
   it('keeps nothing without metrics', () => {
     const orderMetrics = new OrderMetrics(ORDERS, new Clock());
     expect(() => orderMetrics.expired([new Date()], new Date())).not.toThrow();
+  });
+});
+
+describe('OrderMetrics hold gauges', () => {
+  it('reads the open orders and how long past its deadline the oldest lapsed one is', async () => {
+    const metrics = new Metrics();
+    const orders = ordersHolding(7, new Date('2026-01-01T00:00:03.500Z'));
+    new OrderMetrics(orders, clockAt('2026-01-01T00:00:10.000Z'), metrics);
+
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('animal_store_orders_open 7');
+    expect(text).toContain('animal_store_order_holds_overdue_seconds 6.5');
+  });
+
+  it('says 0 overdue when no hold has lapsed', async () => {
+    const metrics = new Metrics();
+    new OrderMetrics(ordersHolding(2, null), clockAt('2026-01-01T00:00:10.000Z'), metrics);
+
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('animal_store_orders_open 2');
+    expect(text).toContain('animal_store_order_holds_overdue_seconds 0');
+  });
+
+  it('gives zeros rather than a failed scrape when the database does not answer', async () => {
+    const warn = vi.spyOn(Logger.prototype, 'warn').mockImplementation(() => {});
+    const metrics = new Metrics();
+    const failing = {
+      holds: () => Promise.reject(new Error('connection refused')),
+    } as unknown as OrdersRepository;
+    new OrderMetrics(failing, new Clock(), metrics);
+
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('animal_store_orders_open 0');
+    expect(text).toContain('animal_store_order_holds_overdue_seconds 0');
+    expect(warn).toHaveBeenCalledWith('reading the open orders failed: connection refused');
+    warn.mockRestore();
   });
 });
