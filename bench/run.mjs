@@ -74,7 +74,7 @@ import {
   summarizeEvents,
   summarizeWebhookDeliveries,
 } from './lib/report.mjs';
-import { readMetrics, startOtlpSink, startServer } from './lib/servers.mjs';
+import { inTurn, readMetrics, startOtlpSink, startServer } from './lib/servers.mjs';
 import { printSweepReport, runSweepRound, summarizeSweep } from './lib/sweep.mjs';
 import { pendingDeliveries } from './lib/webhook-receivers.mjs';
 import { runClusterBench } from './cluster.mjs';
@@ -456,8 +456,9 @@ async function runRound(round) {
   process.stderr.write(`round ${round}/${rounds}: `);
   const servers = [];
   try {
-    // Started one after the other, so each cold start has the CPU to itself.
-    for (const contender of contenders) servers.push(await startContender(contender, round));
+    // Started one after the other, so each cold start has the CPU to itself; in turn by round.
+    for (const contender of inTurn(contenders, round))
+      servers.push(await startContender(contender, round));
     process.stderr.write(
       servers.map((s) => `${s.contender} ready in ${Math.round(s.coldStartMs)} ms`).join(', '),
     );
