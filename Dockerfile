@@ -46,4 +46,4 @@ VOLUME /data
 EXPOSE 3000
 STOPSIGNAL SIGTERM
 # npm start's node flags (package.json), without npm or a shell between the runtime and Node.
-CMD ["node", "--max-old-space-size=128", "--max-semi-space-size=32", "--no-allocation-site-pretenuring", "dist/main.js"]
+CMD ["node", "--max-old-space-size=128", "--max-semi-space-size=32", "--no-allocation-site-pretenuring", "--v8-pool-size=1", "dist/main.js"]
