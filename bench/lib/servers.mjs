@@ -58,7 +58,7 @@ export async function startServer({ name, nodeArgs, env, port, cwd, logFile }) {
 /**
  * The order a round starts its contenders in, which is also the order they warm up and lead the
  * slices in: as listed in odd rounds, reversed in even ones. Two processes of one build raced in
- * a fixed order read 0.88–0.94 (docs/performance.md, "How a run works"), so no contender keeps
+ * a fixed order read 0.88–0.97 (docs/performance.md, "How a run works"), so no contender keeps
  * the first place over a run.
  */
 export function inTurn(contenders, round) {

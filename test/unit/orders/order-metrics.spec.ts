@@ -48,8 +48,8 @@ describe('OrderMetrics hold gauges', () => {
     new OrderMetrics(orders, clockAt('2026-01-01T00:00:10.000Z'), metrics);
 
     const text = await metrics.registry.metrics();
-    expect(text).toContain('animal_store_orders_open 7');
-    expect(text).toContain('animal_store_order_holds_overdue_seconds 6.5');
+    expect(text).toMatch(/^animal_store_orders_open 7$/m);
+    expect(text).toMatch(/^animal_store_order_holds_overdue_seconds 6\.5$/m);
   });
 
   it('says 0 overdue when no hold has lapsed', async () => {
@@ -57,8 +57,8 @@ describe('OrderMetrics hold gauges', () => {
     new OrderMetrics(ordersHolding(2, null), clockAt('2026-01-01T00:00:10.000Z'), metrics);
 
     const text = await metrics.registry.metrics();
-    expect(text).toContain('animal_store_orders_open 2');
-    expect(text).toContain('animal_store_order_holds_overdue_seconds 0');
+    expect(text).toMatch(/^animal_store_orders_open 2$/m);
+    expect(text).toMatch(/^animal_store_order_holds_overdue_seconds 0$/m);
   });
 
   it('gives zeros rather than a failed scrape when the database does not answer', async () => {
@@ -70,8 +70,8 @@ describe('OrderMetrics hold gauges', () => {
     new OrderMetrics(failing, new Clock(), metrics);
 
     const text = await metrics.registry.metrics();
-    expect(text).toContain('animal_store_orders_open 0');
-    expect(text).toContain('animal_store_order_holds_overdue_seconds 0');
+    expect(text).toMatch(/^animal_store_orders_open 0$/m);
+    expect(text).toMatch(/^animal_store_order_holds_overdue_seconds 0$/m);
     expect(warn).toHaveBeenCalledWith('reading the open orders failed: connection refused');
     warn.mockRestore();
   });
