@@ -503,8 +503,7 @@ async function runRound(round) {
       );
     const measureSlice = async (scenario, i) => {
       // A B, then B A: neither contender always goes first.
-      const order = i % 2 === 0 ? servers : [...servers].reverse();
-      for (const server of order)
+      for (const server of inTurn(servers, i + 1))
         measured.get(server)[scenario.name].push(await loadAndDrain(server, scenario, slice));
     };
     // --scale compares scenarios with each other on one process, so they take turns as contenders
@@ -512,8 +511,7 @@ async function runRound(round) {
     // same VM and the same process, not a scenario's whole run after another's.
     if (opts.scale) {
       for (let i = 0; i < slices; i++)
-        for (const scenario of i % 2 === 0 ? scenarios : [...scenarios].reverse())
-          await measureSlice(scenario, i);
+        for (const scenario of inTurn(scenarios, i + 1)) await measureSlice(scenario, i);
       scenarios.forEach(reportRate);
     } else {
       for (const scenario of scenarios) {

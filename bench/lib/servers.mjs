@@ -56,13 +56,13 @@ export async function startServer({ name, nodeArgs, env, port, cwd, logFile }) {
 }
 
 /**
- * The order a round starts its contenders in, which is also the order they warm up and lead the
- * slices in: as listed in odd rounds, reversed in even ones. Two processes of one build raced in
- * a fixed order read 0.88–0.97 (docs/performance.md, "How a run works"), so no contender keeps
- * the first place over a run.
+ * `items` in the order of turn `turn` (from 1): as listed in odd turns, reversed in even ones. Rounds
+ * start and warm their contenders so, slices take turns so, and `--scale`'s scenarios too: two
+ * processes of one build raced in a fixed order read 0.88–0.97 (docs/performance.md, "How a run
+ * works"), so none keeps the first place over a run.
  */
-export function inTurn(contenders, round) {
-  return round % 2 === 1 ? contenders : [...contenders].reverse();
+export function inTurn(items, turn) {
+  return turn % 2 === 1 ? items : [...items].reverse();
 }
 
 /** Accepts OTLP/HTTP exports and drops them: the tracing contender needs somewhere to send spans. */
