@@ -1,6 +1,5 @@
 import { type BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { PetEventsRepository } from '../events/pet-events.repository.js';
 import { untraced } from '../telemetry/tracing.js';
 import { Clock } from '../time/clock.js';
@@ -69,7 +68,7 @@ export class OrderExpirySweep implements BeforeApplicationShutdown {
     if (!(await this.orders.findOldestLapsed(this.clock.now()))) return 0;
     let expired = 0;
     for (;;) {
-      const started = performance.now();
+      const started = this.clock.elapsedMs();
       const deadlines = await this.orders.expireLapsed(this.clock.now(), SWEEP_BATCH);
       expired += deadlines.length;
       if (deadlines.length > 0) {
@@ -78,14 +77,8 @@ export class OrderExpirySweep implements BeforeApplicationShutdown {
         this.metrics.expired(deadlines, this.clock.now());
       }
       if (deadlines.length < SWEEP_BATCH) return expired;
-      // A timer counts from the event loop's cached time, so it can end early: wait out the rest.
-      const next = started + SWEEP_BATCH_MS;
-      const { signal } = this.stopping;
-      for (let rest = next - performance.now(); rest > 0 && !signal.aborted;) {
-        await sleep(rest, undefined, { signal }).catch(() => {});
-        rest = next - performance.now();
-      }
-      if (signal.aborted) return expired;
+      await this.clock.waitUntil(started + SWEEP_BATCH_MS, this.stopping.signal);
+      if (this.stopping.signal.aborted) return expired;
     }
   }
 }

@@ -10,17 +10,42 @@ import type { OrderMetrics } from '../../../src/orders/order-metrics.js';
 import type { OrdersRepository } from '../../../src/orders/orders.repository.js';
 import { Clock } from '../../../src/time/clock.js';
 
-/** A sweep over a backlog of `full` full batches and then `last` orders; when each batch began. */
-function sweepOver(full: number, last: number) {
+/** Time that moves only as the sweep waits and as a batch takes: pacing without the machine's. */
+class PacingClock extends Clock {
+  private at = 0;
+
+  override elapsedMs(): number {
+    return this.at;
+  }
+
+  override async waitUntil(at: number, signal: AbortSignal): Promise<void> {
+    await Promise.resolve();
+    if (!signal.aborted) this.at = Math.max(this.at, at);
+  }
+
+  /** Moves the time on by `ms`, as work that takes that long. */
+  take(ms: number): void {
+    this.at += ms;
+  }
+}
+
+/** How long each stub batch takes: the pause after it counts from its start, not its end. */
+const BATCH_TAKES_MS = 40;
+
+/**
+ * A sweep over a backlog of `full` full batches and then `last` orders; when each batch began.
+ * `clock`: real time when given, else a PacingClock.
+ */
+function sweepOver(full: number, last: number, clock: Clock = new PacingClock()) {
   const started: number[] = [];
   const orders = {
     findOldestLapsed: vi.fn(() => Promise.resolve(new Date(0))),
-    // A plain function, not a spy: the mark is taken as near the sweep's own as the call allows.
-    expireLapsed: () => {
-      started.push(performance.now());
+    expireLapsed: vi.fn(() => {
+      started.push(clock.elapsedMs());
+      if (clock instanceof PacingClock) clock.take(BATCH_TAKES_MS);
       const count = started.length <= full ? SWEEP_BATCH : last;
       return Promise.resolve(Array.from({ length: count }, () => new Date(0)));
-    },
+    }),
   };
   const events = { committed: vi.fn() };
   const metrics = { expired: vi.fn() };
@@ -28,7 +53,7 @@ function sweepOver(full: number, last: number) {
     orders as unknown as OrdersRepository,
     events as unknown as PetEventsRepository,
     metrics as unknown as OrderMetrics,
-    new Clock(),
+    clock,
   );
   return { sweep, orders, events, metrics, started };
 }
@@ -38,9 +63,7 @@ describe('OrderExpirySweep', () => {
     const { sweep, events, metrics, started } = sweepOver(3, 7);
     expect(await sweep.sweep()).toBe(3 * SWEEP_BATCH + 7);
     expect(started).toHaveLength(4);
-    for (let i = 1; i < started.length; i++)
-      // Timers may fire a millisecond early by performance.now().
-      expect(started[i] - started[i - 1]).toBeGreaterThanOrEqual(SWEEP_BATCH_MS - 1);
+    expect(started).toEqual([0, 1, 2, 3].map((batch) => batch * SWEEP_BATCH_MS));
     // Counted once a batch, not once an order.
     expect(events.committed).toHaveBeenCalledTimes(8);
     expect(events.committed).toHaveBeenCalledWith('order.expired', SWEEP_BATCH);
@@ -56,7 +79,7 @@ describe('OrderExpirySweep', () => {
   });
 
   it('on shutdown ends the pass between batches without waiting out the pause, and starts none', async () => {
-    const { sweep, orders, started } = sweepOver(Infinity, 0);
+    const { sweep, orders, started } = sweepOver(Infinity, 0, new Clock());
     const pass = sweep.expireLapsedHolds();
     await vi.waitFor(() => expect(started).toHaveLength(2));
     const stopping = performance.now();
