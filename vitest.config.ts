@@ -15,6 +15,14 @@ const ALONE = [
 ];
 
 /**
+ * Suites that run fast-check properties of thousands of requests. Their timeout guards against a
+ * hang, not speed (the bench measures speed): a loaded machine stretches a run of 1,500 requests
+ * far past the default, which would cut it short while its requests went on into the next test.
+ */
+const PROPERTY_SUITES = ['test/e2e/hostile-input/**/*.e2e-spec.ts'];
+const PROPERTY_TIMEOUT_MS = 180_000 * Math.max(1, Number(process.env.FC_RUNS) || 1);
+
+/**
  * Files run this many at once. Most of an e2e file's time is waiting (on PostgreSQL, timers,
  * child processes, sockets), not CPU, so more files than cores share the machine well
  * (docs/testing.md, "How vitest runs").
@@ -30,7 +38,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     globalSetup: ['test/support/global-setup.ts'],
     maxWorkers: FILES_AT_ONCE,
-    // `npm run test:unit` runs the first project, `npm run test:e2e` the other two.
+    // `npm run test:unit` runs the first project, `npm run test:e2e` the others.
     projects: [
       {
         extends: true,
@@ -43,10 +51,19 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.e2e-spec.ts'],
-          exclude: ALONE,
+          exclude: [...ALONE, ...PROPERTY_SUITES],
           // A worker loads the application once for all its files, not once for each: every file
           // builds its own app, databases and ports, so they share nothing but the loaded code.
           isolate: false,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e-properties',
+          include: PROPERTY_SUITES,
+          isolate: false,
+          testTimeout: PROPERTY_TIMEOUT_MS,
         },
       },
       {
