@@ -23,6 +23,8 @@ async function bootstrap(): Promise<void> {
   loadDotEnv();
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  // The log is written as each event-loop turn ends: a turn cut short by process.exit writes here.
+  process.once('exit', () => logger.flush());
   // Before anything listens, so a relaxed guard is in the log of every start that has it.
   logRelaxedGuards(config, logger);
   const tracing = await startTracing();

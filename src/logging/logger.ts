@@ -1,11 +1,12 @@
 import type { LoggerService } from '@nestjs/common';
 import { pino, type Logger } from 'pino';
 import type { LogLevel } from '../config/app-config.js';
+import { BatchedStdout } from './batched-stdout.js';
 
 /**
  * One JSON logger for the process: Fastify's request lines and Nest's messages. No `redact`: the
  * request log picks its fields, so no header or key is ever logged (docs/performance.md says
- * what redaction cost). Asynchronous writes: a request never waits for stdout.
+ * what redaction cost). Lines go to stdout once per event-loop turn (`BatchedStdout`).
  */
 export function createLogger(level: LogLevel): Logger {
   const options = {
@@ -14,7 +15,7 @@ export function createLogger(level: LogLevel): Logger {
     timestamp: isoTimeOfThisMillisecond(),
     formatters: { level: (label: string) => ({ level: label }) },
   };
-  return pino(options, pino.destination({ sync: false }));
+  return pino(options, new BatchedStdout());
 }
 
 /**
