@@ -26,9 +26,9 @@ export class BatchedStdout implements DestinationStream {
     this.writeHeldLines();
   }
 
-  /** pino's `logger.flush(callback)`: the same, at once. */
+  /** pino's `logger.flush(callback)`: the same, then the callback. */
   flush(callback?: (error?: Error) => void): void {
-    this.writeHeldLines();
+    this.flushSync();
     callback?.();
   }
 
