@@ -68,6 +68,10 @@ export function dataSourceOptions(
       applicationName: 'animal-store',
       connectTimeoutMS: 5000,
       poolSize: 10,
+      // Every statement is a constant text with an index to follow, so one plan per connection
+      // serves every run; left to choose, PostgreSQL plans a `LIMIT` parameter's page anew each run
+      // (docs/performance.md, "PostgreSQL's generic plans").
+      extra: { options: '-c plan_cache_mode=force_generic_plan' },
       ...(database.readUrl && {
         // Only PostgresSqlRunner.read asks for the read node (and falls back to the primary when
         // it fails); everything else, migrations and TypeORM's own SELECTs included, stays on the

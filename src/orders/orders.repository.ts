@@ -57,10 +57,9 @@ const LAPSED = "status = 'open' AND expires_at <= :now";
  * PostgreSQL, JSON on SQLite, an advisory lock), each gets its own text.
  */
 function statements(db: SqlRunner, postgres: boolean) {
-  const page = (where: string) =>
+  const page = (where: string, order = 'o.id') =>
     db.statement<Omit<OrderPageQuery, 'status' | 'petId'> & Partial<OrderPageQuery>>(
-      `SELECT ${ORDER_COLUMNS} FROM orders o WHERE ${where} o.id > :afterId
-      ORDER BY o.id ${LIMIT_PARAMETER}`,
+      `SELECT ${ORDER_COLUMNS} FROM orders o WHERE ${where} ORDER BY ${order} ${LIMIT_PARAMETER}`,
     );
   const expiredColumns = 'id, pet_id, status, created_at, expires_at, closed_at, revision';
   // SQLite plans a bare parameter compared with an indexed column with its bound value, preparing
@@ -68,11 +67,16 @@ function statements(db: SqlRunner, postgres: boolean) {
   // catalogue").
   const status = postgres ? 'o.status = :status' : "o.status = :status || ''";
   const petId = postgres ? 'o.pet_id = :petId' : 'o.pet_id = :petId + 0';
+  const afterId = 'o.id > :afterId';
   return {
-    page: page(''),
-    pageWithStatus: page(`${status} AND`),
-    pageWithPet: page(`${petId} AND`),
-    pageWithStatusAndPet: page(`${status} AND ${petId} AND`),
+    page: page(afterId),
+    // PostgreSQL's one plan for every status (docs/performance.md, "PostgreSQL's generic plans"):
+    // the row value holds it to the (status, id) index, as the pets' status page.
+    pageWithStatus: postgres
+      ? page('o.status = :status AND (o.status, o.id) > (:status, :afterId)', 'o.status, o.id')
+      : page(`${status} AND ${afterId}`),
+    pageWithPet: page(`${petId} AND ${afterId}`),
+    pageWithStatusAndPet: page(`${status} AND ${petId} AND ${afterId}`),
     byId: db.statement<{ id: number }>(`SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.id = :id`),
     openOfPet: db.statement<{ petId: number }>(
       `SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.pet_id = :petId AND o.status = 'open'`,

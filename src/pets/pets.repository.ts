@@ -33,16 +33,20 @@ const PET_COLUMNS = 'p.id, p.name, p.category_id, p.status, p.revision';
  * so each text is constant: SQLite prepares it once and PostgreSQL caches its plan.
  */
 function statements(db: SqlRunner) {
-  // A status bound bare made SQLite prepare the page anew on every run (categoryPageStatements
-  // says why; docs/performance.md, "The catalogue").
-  const status = db.driver.options.type === 'postgres' ? ':status' : ":status || ''";
+  // PostgreSQL plans each statement once for every value (docs/performance.md, "PostgreSQL's
+  // generic plans"): the row value holds the page to the (status, id) index whatever the status,
+  // where `p.id > :afterId` let that one plan take the primary key and filter. A status bound bare
+  // made SQLite prepare the page anew on every run (categoryPageStatements says why).
+  const inStatus =
+    db.driver.options.type === 'postgres'
+      ? 'p.status = :status AND (p.status, p.id) > (:status, :afterId) ORDER BY p.status, p.id'
+      : "p.status = :status || '' AND p.id > :afterId ORDER BY p.id";
   return {
     page: db.statement<{ afterId: number; limit: number }>(
       `SELECT ${PET_COLUMNS} FROM pets p WHERE p.id > :afterId ORDER BY p.id ${LIMIT_PARAMETER}`,
     ),
     pageWithStatus: db.statement<{ status: PetStatus; afterId: number; limit: number }>(
-      `SELECT ${PET_COLUMNS} FROM pets p
-      WHERE p.status = ${status} AND p.id > :afterId ORDER BY p.id ${LIMIT_PARAMETER}`,
+      `SELECT ${PET_COLUMNS} FROM pets p WHERE ${inStatus} ${LIMIT_PARAMETER}`,
     ),
     ...categoryPageStatements(db),
     byId: db.statement<{ id: number }>(`SELECT ${PET_COLUMNS} FROM pets p WHERE p.id = :id`),
