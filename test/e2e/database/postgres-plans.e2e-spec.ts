@@ -47,7 +47,7 @@ describe.skipIf(!ENGINES.includes('postgres'))(
       db = new PostgresSqlRunner(dataSource);
       pets = new PetsRepository(db);
       orders = new OrdersRepository(db);
-      // As many rows of each status as the bench seeds: enough for a plan to weigh its indexes.
+      // 10,000 rows, as many as the bench seeds: enough for a plan to weigh its indexes.
       await db.write(
         `INSERT INTO pets (name, category_id, status)
         SELECT 'pet ' || n, 1, (ARRAY['available', 'pending', 'sold'])[n % 3 + 1]
