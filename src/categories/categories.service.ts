@@ -3,7 +3,7 @@ import { isUniqueViolation } from '../database/database-errors.js';
 import { ApiError, notFound } from '../errors/api-error.js';
 import { PetEventsRepository } from '../events/pet-events.repository.js';
 import { type IfMatch, ifMatchAllows } from '../http/if-match.js';
-import { decodeCursor, encodeCursor } from '../http/page-cursor.js';
+import { encodeCursor } from '../http/page-cursor.js';
 import { DEFAULT_PAGE_SIZE } from '../http/page-limit.js';
 import { currentTraceParent } from '../telemetry/tracing.js';
 import { Clock } from '../time/clock.js';
@@ -42,8 +42,10 @@ export class CategoriesService {
     private readonly clock: Clock,
   ) {}
 
-  async list({ limit = DEFAULT_PAGE_SIZE, cursor }: ListCategoriesQueryDto): Promise<CategoryPage> {
-    const afterId = cursor === undefined ? 0 : decodeCursor(cursor)!;
+  async list({
+    limit = DEFAULT_PAGE_SIZE,
+    cursor: afterId = 0,
+  }: ListCategoriesQueryDto): Promise<CategoryPage> {
     // One row more than asked says whether a next page exists without a count query.
     const rows = await this.categories.findPage(afterId, limit + 1);
     const categories = rows.slice(0, limit).map(toCategoryDto);

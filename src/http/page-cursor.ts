@@ -1,5 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform, type TransformFnParams } from 'class-transformer';
 import { IsOptional, ValidateBy } from 'class-validator';
 import { parseCanonicalDecimal } from './canonical-decimal.js';
 import { expecting } from './field-messages.js';
@@ -27,19 +28,27 @@ export function decodeCursor(cursor: string): number | undefined {
 
 const CURSOR = expecting('cursor', 'a cursor taken from a Link rel="next" header', 'query');
 
-/** The `cursor` query parameter of a keyset-paged list (docs/api-design.md, "Paging"). */
+/** A cursor as the id it stands for; anything else stays as it came, for the validator to refuse. */
+function decodedCursor({ value }: TransformFnParams): unknown {
+  if (typeof value !== 'string') return value;
+  return decodeCursor(value) ?? value;
+}
+
+/**
+ * The `cursor` query parameter of a keyset-paged list (docs/api-design.md, "Paging"). The pipe
+ * decodes it once, so the DTO holds the id the page starts after; on the wire it is a string.
+ */
 export const PageCursor = () =>
   applyDecorators(
     ApiPropertyOptional({
+      type: 'string',
       description:
         'Opaque position in the list. Do not build it: follow the `Link: <…>; rel="next"` header of the previous page.',
     }),
     IsOptional(),
+    Transform(decodedCursor),
     ValidateBy(
-      {
-        name: 'isPageCursor',
-        validator: { validate: (v) => typeof v === 'string' && decodeCursor(v) !== undefined },
-      },
+      { name: 'isPageCursor', validator: { validate: (v) => typeof v === 'number' } },
       CURSOR,
     ),
   );

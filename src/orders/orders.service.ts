@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { ApiError, notFound, validationFailed } from '../errors/api-error.js';
 import { PetEventsRepository } from '../events/pet-events.repository.js';
-import { decodeCursor, encodeCursor } from '../http/page-cursor.js';
+import { encodeCursor } from '../http/page-cursor.js';
 import { type IfMatch, ifMatchAllows } from '../http/if-match.js';
 import { DEFAULT_PAGE_SIZE } from '../http/page-limit.js';
 import { requestHash } from '../idempotency/idempotency-key.js';
@@ -60,9 +60,8 @@ export class OrdersService {
     limit = DEFAULT_PAGE_SIZE,
     status,
     petId,
-    cursor,
+    cursor: afterId = 0,
   }: ListOrdersQueryDto): Promise<OrderPage> {
-    const afterId = cursor === undefined ? 0 : decodeCursor(cursor)!;
     // One row more than asked says whether a next page exists without a count query.
     const rows = await this.orders.findPage({ afterId, status, petId, limit: limit + 1 });
     const orders = rows.slice(0, limit).map(toOrderDto);

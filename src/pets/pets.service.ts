@@ -6,7 +6,7 @@ import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { NewPetDto } from './dto/new-pet.dto.js';
 import { PetDto } from './dto/pet.dto.js';
 import type { PetPatchDto } from './dto/pet-patch.dto.js';
-import { decodeCursor, encodeCursor } from '../http/page-cursor.js';
+import { encodeCursor } from '../http/page-cursor.js';
 import { PetEntity } from './pet.entity.js';
 import { petEntityTag } from './pet-entity-tag.js';
 import { canTransition, invalidTransition } from './pet-lifecycle.js';
@@ -53,9 +53,8 @@ export class PetsService {
     limit = DEFAULT_PAGE_SIZE,
     status,
     categoryId,
-    cursor,
+    cursor: afterId = 0,
   }: ListPetsQueryDto): Promise<PetPage> {
-    const afterId = cursor === undefined ? 0 : decodeCursor(cursor)!;
     // One row more than asked says whether a next page exists without a count query.
     const rows = await this.pets.findPage({ afterId, status, categoryId, limit: limit + 1 });
     const pets = rows.slice(0, limit).map(toPetDto);

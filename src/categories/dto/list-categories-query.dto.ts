@@ -5,6 +5,7 @@ export class ListCategoriesQueryDto {
   @PageLimit('Maximum number of categories returned.')
   limit?: number;
 
+  /** The id of the last row of the previous page, decoded from the opaque cursor. */
   @PageCursor()
-  cursor?: string;
+  cursor?: number;
 }

@@ -36,6 +36,7 @@ export class ListOrdersQueryDto {
   @Max(MAX_ID, PET_ID)
   petId?: number;
 
+  /** The id of the last row of the previous page, decoded from the opaque cursor. */
   @PageCursor()
-  cursor?: string;
+  cursor?: number;
 }

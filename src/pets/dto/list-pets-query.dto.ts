@@ -30,6 +30,7 @@ export class ListPetsQueryDto {
   )
   categoryId?: number;
 
+  /** The id of the last row of the previous page, decoded from the opaque cursor. */
   @PageCursor()
-  cursor?: string;
+  cursor?: number;
 }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor } from '../../../src/http/page-cursor.js';
+import { decodeCursor, encodeCursor, PageCursor } from '../../../src/http/page-cursor.js';
+import { RequestValidationPipe } from '../../../src/http/request-validation.pipe.js';
+import { ApiError } from '../../../src/errors/api-error.js';
 
 const base64url = (text: string) => Buffer.from(text).toString('base64url');
 
@@ -56,5 +58,44 @@ describe('encodeCursor / decodeCursor', () => {
     expect(decodeCursor(encodeCursor(1) + 'A'.repeat(23))).toBeUndefined();
     expect(decodeCursor('A'.repeat(33))).toBeUndefined();
     expect(decodeCursor('A'.repeat(10_000))).toBeUndefined();
+  });
+});
+
+class PageQuery {
+  @PageCursor()
+  cursor?: number;
+}
+
+/** The query as the validation pipe hands it to a controller, or the message of its 400. */
+function piped(query: Record<string, unknown>): PageQuery | string {
+  try {
+    return new RequestValidationPipe().transform(query, {
+      type: 'query',
+      metatype: PageQuery,
+    }) as PageQuery;
+  } catch (error) {
+    if (error instanceof ApiError) return error.body.message;
+    throw error;
+  }
+}
+
+describe('PageCursor', () => {
+  it('hands the handler the id a cursor stands for, decoded once by the pipe', () => {
+    expect(piped({ cursor: encodeCursor(4096) })).toEqual(
+      Object.assign(new PageQuery(), { cursor: 4096 }),
+    );
+  });
+
+  it('leaves an absent cursor absent', () => {
+    expect(piped({})).toEqual(new PageQuery());
+  });
+
+  it.each([
+    ['garbage!', 'cursor must be a cursor taken from a Link rel="next" header'],
+    [base64url('after:0'), 'cursor must be a cursor taken from a Link rel="next" header'],
+    ['', 'cursor must be a cursor taken from a Link rel="next" header'],
+    [[encodeCursor(1), encodeCursor(2)], 'cursor must be given at most once'],
+  ])('refuses %j: %s', (cursor, message) => {
+    expect(piped({ cursor })).toBe(message);
   });
 });
