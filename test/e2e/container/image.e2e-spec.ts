@@ -85,7 +85,7 @@ describeWithImage('the image on SQLite, hardened, on a named volume [container]'
     const name = uniqueName('animal-store');
     const port = await freeLowPort();
     containers.push(name);
-    const startedAt = Date.now();
+    const runAt = Date.now();
     await podmanOk([
       'run',
       '--detach',
@@ -101,7 +101,16 @@ describeWithImage('the image on SQLite, hardened, on a named volume [container]'
     ]);
     const url = `http://127.0.0.1:${port}`;
     await waitUntilReady(`${url}/health/ready`);
-    return { name, baseUrl: url, readyMs: Date.now() - startedAt };
+    const readyAt = Date.now();
+    // Timed from the container's own start, as podman recorded it: before it, `podman run` makes
+    // the volume and the network, podman's work and not the service's (kube-play.e2e-spec.ts).
+    const startedAt = Number(
+      await podmanOk(['inspect', name, '--format', '{{.State.StartedAt.UnixMilli}}']),
+    );
+    console.info(
+      `[container] podman run: podman ${startedAt - runAt} ms, then ready in ${readyAt - startedAt} ms`,
+    );
+    return { name, baseUrl: url, readyMs: readyAt - startedAt };
   }
 
   beforeAll(async () => {
@@ -113,7 +122,7 @@ describeWithImage('the image on SQLite, hardened, on a named volume [container]'
     await podman(['volume', 'rm', '--force', volume]);
   });
 
-  it('answers /health/ready within 3 s of `podman run`', () => {
+  it("answers /health/ready within 3 s of its container's start", () => {
     expect(readyMs).toBeLessThan(3_000);
   });
 

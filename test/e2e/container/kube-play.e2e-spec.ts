@@ -100,8 +100,8 @@ describeWithImage('the PostgreSQL-mode Deployment under `podman kube play` [cont
     const readyAt = Date.now();
     // Timed from the container's own start, as podman recorded it: before it, kube play makes the
     // pod, its infra container, the secret's environment and healthchecks it cannot schedule
-    // here (no systemd): podman's work, not the service's, 0.2-0.5 s here. The plain container's
-    // 3 s (image.e2e-spec.ts) counts `podman run`'s own 0.1-0.3 s.
+    // here (no systemd): podman's work, not the service's, 0.2-0.5 s here. The plain container
+    // (image.e2e-spec.ts) is timed the same way.
     const startedAt = Number(
       await podmanOk([
         'inspect',
