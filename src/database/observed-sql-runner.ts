@@ -1,3 +1,4 @@
+import type { HistogramSeries } from '../metrics/latency-histogram.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
 import { inSpan, isTracingOn } from '../telemetry/tracing.js';
@@ -46,6 +47,8 @@ function outsideParentheses(sql: string): string {
  */
 export class ObservedSqlRunner extends SqlRunner {
   private readonly names = new Map<string, string>();
+  private readonly primarySeries = new Map<string, HistogramSeries>();
+  private readonly replicaSeries = new Map<string, HistogramSeries>();
   readonly rowLock: string;
   readonly rowLockSkippingLocked: string;
 
@@ -104,15 +107,22 @@ export class ObservedSqlRunner extends SqlRunner {
     startedAt: number,
     result: Promise<Row[]>,
   ): Promise<Row[]> {
-    const metrics = this.metrics;
-    if (metrics === undefined) return result;
-    const record = () =>
-      metrics.databaseQueryDuration.observe(
-        { operation: this.nameOf(sql), role },
-        (performance.now() - startedAt) / 1000,
-      );
+    if (this.metrics === undefined) return result;
+    const series = this.seriesOf(sql, role);
+    const record = () => series.observe((performance.now() - startedAt) / 1000);
     result.then(record, record);
     return result;
+  }
+
+  /** A statement's duration series, found once per statement text and role. */
+  private seriesOf(sql: string, role: DatabaseRole): HistogramSeries {
+    const found = role === 'primary' ? this.primarySeries : this.replicaSeries;
+    let series = found.get(sql);
+    if (series === undefined) {
+      series = this.metrics!.databaseQueryDuration.seriesOf({ operation: this.nameOf(sql), role });
+      found.set(sql, series);
+    }
+    return series;
   }
 
   private nameOf(sql: string): string {

@@ -71,10 +71,7 @@ export class SunsetGuard implements CanActivate {
     // Who still calls it, for `apikey list` and the metric (docs/observability.md, "Deprecation").
     const principal = principalOf(context.switchToHttp().getRequest<FastifyRequest>());
     this.keyUsage.recordDeprecatedCall(principal.id);
-    this.metrics?.deprecatedCalls.inc({
-      operation: deprecation.operationId,
-      api_key: principal.name,
-    });
+    this.metrics?.deprecatedCalls.inc(deprecation.operationId, principal.name);
     if (this.clock.now() >= deprecation.sunset)
       throw new ApiError('GONE', goneMessage(deprecation));
     return true;

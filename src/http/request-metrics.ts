@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { ERROR_CODES } from '../errors/error-codes.js';
 import { type MatchedRoute, registeredHttpRouteConfig, routeOf } from './route-config.js';
+import type { HistogramSeries } from '../metrics/latency-histogram.js';
 import type { Metrics } from '../metrics/metrics.js';
 
 /** The `operation` label of a request no route matched. */
@@ -21,7 +22,7 @@ export function recordHttpMetrics(
   metrics: Metrics,
   operations: ReadonlyMap<string, string>,
 ): void {
-  const operationOfRequest = operationsOfRoutes(operations);
+  const seriesOfAnswer = requestDurationSeries(metrics, operations);
 
   // Routes are registered after this runs, so each deprecated one is seen with its Sunset header.
   fastify.addHook('onRoute', (route) => recordSunset(metrics, operations, route));
@@ -32,38 +33,34 @@ export function recordHttpMetrics(
     done(null, payload);
   });
   fastify.addHook('onResponse', (request, reply, done) => {
-    metrics.requestDuration.observe(
-      {
-        operation: operationOfRequest(request),
-        method: METHODS.has(request.method) ? request.method : 'other',
-        status_class: STATUS_CLASSES[Math.floor(reply.statusCode / 100) - 1] ?? 'other',
-      },
-      reply.elapsedTime / 1000,
-    );
+    seriesOfAnswer(request, reply.statusCode).observe(reply.elapsedTime / 1000);
     if (reply.getHeader('idempotent-replayed') === 'true') metrics.idempotentReplays.inc();
     done();
   });
 }
 
 /**
- * A request's operation, found once per route and method and kept with the route (the string a
- * lookup would build per request is what it would cost).
+ * The request-duration series of an answer, found once per route, method and status class and
+ * kept with the route: what a lookup by label values would build per request is what it costs.
  */
-function operationsOfRoutes(
+function requestDurationSeries(
+  metrics: Metrics,
   operations: ReadonlyMap<string, string>,
-): (request: FastifyRequest) => string {
-  const found = new WeakMap<MatchedRoute, Map<string, string>>();
-  return (request) => {
+): (request: FastifyRequest, statusCode: number) => HistogramSeries {
+  const found = new WeakMap<MatchedRoute, Map<string, HistogramSeries[]>>();
+  return (request, statusCode) => {
     const route = routeOf(request);
-    if (route.url === undefined) return UNMATCHED;
     let byMethod = found.get(route);
-    if (byMethod === undefined) found.set(route, (byMethod = new Map<string, string>()));
-    let operation = byMethod.get(request.method);
-    if (operation === undefined) {
-      operation = operationOf(operations, request.method, route.url);
-      byMethod.set(request.method, operation);
-    }
-    return operation;
+    if (byMethod === undefined) found.set(route, (byMethod = new Map<string, HistogramSeries[]>()));
+    let byStatusClass = byMethod.get(request.method);
+    if (byStatusClass === undefined) byMethod.set(request.method, (byStatusClass = []));
+    const statusClass = Math.floor(statusCode / 100) - 1;
+    return (byStatusClass[statusClass] ??= metrics.requestDuration.seriesOf({
+      operation:
+        route.url === undefined ? UNMATCHED : operationOf(operations, request.method, route.url),
+      method: METHODS.has(request.method) ? request.method : 'other',
+      status_class: STATUS_CLASSES[statusClass] ?? 'other',
+    }));
   };
 }
 

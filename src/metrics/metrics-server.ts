@@ -32,7 +32,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
         response.writeHead(404, { 'content-type': 'text/plain' }).end('Not found\n');
         return;
       }
-      metrics.registry.metrics().then(
+      metrics.exposition().then(
         (text) =>
           response.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
         (error: unknown) => {

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { DeferredCounter } from './deferred-counter.js';
+import { LatencyHistogram } from './latency-histogram.js';
 
 /** Upper bounds in seconds: fine below 100 ms, where the API answers, coarse up to the 30 s timeout. */
 const LATENCY_BUCKETS = [
@@ -61,25 +63,26 @@ type MetricName = keyof typeof HELP;
 export class Metrics {
   readonly registry = new Registry();
 
-  readonly requestDuration = this.histogram('animal_store_http_request_duration_seconds', [
-    'operation',
-    'method',
-    'status_class',
-  ]);
+  readonly requestDuration = this.requestPathHistogram(
+    'animal_store_http_request_duration_seconds',
+    ['operation', 'method', 'status_class'],
+  );
   readonly errors = this.counter('animal_store_http_errors_total', ['code']);
   readonly rateLimited = this.counter('animal_store_rate_limited_requests_total', ['limit']);
   readonly authFailures = this.counter('animal_store_auth_failures_total', ['reason']);
   readonly idempotentReplays = this.counter('animal_store_idempotent_replays_total');
-  readonly databaseQueryDuration = this.histogram('animal_store_db_query_duration_seconds', [
-    'operation',
-    'role',
-  ]);
+  readonly databaseQueryDuration = this.requestPathHistogram(
+    'animal_store_db_query_duration_seconds',
+    ['operation', 'role'],
+  );
   readonly databaseReadFallbacks = this.counter('animal_store_db_read_fallbacks_total');
   readonly sunsets = this.gauge('animal_store_operation_sunset_timestamp_seconds', ['operation']);
-  readonly deprecatedCalls = this.counter('animal_store_deprecated_calls_total', [
-    'operation',
-    'api_key',
-  ]);
+  readonly deprecatedCalls = new DeferredCounter(
+    'animal_store_deprecated_calls_total',
+    HELP.animal_store_deprecated_calls_total,
+    ['operation', 'api_key'],
+    this.registry,
+  );
   readonly eventsCommitted = this.counter('animal_store_events_committed_total', ['type']);
   readonly eventLag = this.histogram('animal_store_event_lag_seconds', ['reader']);
   readonly webhookAttempts = this.counter('animal_store_webhook_attempts_total', [
@@ -100,12 +103,25 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry });
   }
 
+  /** The exposition format of every metric: the registry's, then the request path's histograms. */
+  async exposition(): Promise<string> {
+    const histograms = [this.requestDuration, this.databaseQueryDuration];
+    return [await this.registry.metrics(), ...histograms.map((h) => `${h.exposition()}\n`)].join(
+      '\n',
+    );
+  }
+
   private counter<L extends string>(name: MetricName, labelNames: readonly L[] = []) {
     return new Counter({ name, help: HELP[name], labelNames, registers: [this.registry] });
   }
 
   private gauge<L extends string>(name: MetricName, labelNames: readonly L[] = []) {
     return new Gauge({ name, help: HELP[name], labelNames, registers: [this.registry] });
+  }
+
+  /** Observed per request or per statement: kept outside the registry, as latency-histogram.ts says. */
+  private requestPathHistogram<L extends string>(name: MetricName, labelNames: readonly L[]) {
+    return new LatencyHistogram(name, HELP[name], labelNames, LATENCY_BUCKETS);
   }
 
   /**

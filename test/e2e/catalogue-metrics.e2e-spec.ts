@@ -30,7 +30,7 @@ describe('metrics of the catalogue operations [sqlite]', () => {
   afterAll(() => t?.close());
 
   it('labels each request with its operationId and counts each kind of event', async () => {
-    const text = await t.app.get(Metrics).registry.metrics();
+    const text = await t.app.get(Metrics).exposition();
     for (const [operation, method, statusClass] of [
       ['putCategory', 'PUT', '2xx'],
       ['listCategories', 'GET', '2xx'],
