@@ -1,8 +1,9 @@
 import { ExecutionContext, Injectable, Optional } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, INVALID_API_KEY_MESSAGE, unauthorized } from '../errors/api-error.js';
+import { replyOf, requestOf } from '../http/http-context.js';
 import { Metrics } from '../metrics/metrics.js';
 import { inSpan } from '../telemetry/tracing.js';
 import { AuthFailureLimiter } from './auth-failure-limiter.js';
@@ -58,6 +59,11 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
     };
   }
 
+  /** The reply, which Passport is handed beside the view; AuthGuard's own goes through `switchToHttp()`. */
+  getResponse(context: ExecutionContext): FastifyReply {
+    return replyOf(context);
+  }
+
   /** Passport's verdict on a token; the owner goes on the request, not on the view Passport saw. */
   override handleRequest<T extends ApiKeyPrincipal>(
     error: Error | null,
@@ -110,8 +116,4 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
       bearer.refusal === 'missing' ? MISSING_API_KEY_MESSAGE : INVALID_API_KEY_MESSAGE,
     );
   }
-}
-
-function requestOf(context: ExecutionContext): FastifyRequest {
-  return context.switchToHttp().getRequest<FastifyRequest>();
 }

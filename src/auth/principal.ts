@@ -1,5 +1,6 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import { requestOf } from '../http/http-context.js';
 import type { Scope } from './scopes.js';
 
 /** Who made a request: attached to the request by the guard. Never carries the key. */
@@ -34,6 +35,5 @@ export function principalOf(request: FastifyRequest): ApiKeyPrincipal {
 
 /** Injects the authenticated key's owner into a handler parameter. */
 export const CurrentPrincipal = createParamDecorator(
-  (_data: unknown, context: ExecutionContext): ApiKeyPrincipal =>
-    principalOf(context.switchToHttp().getRequest<FastifyRequest>()),
+  (_data: unknown, context: ExecutionContext): ApiKeyPrincipal => principalOf(requestOf(context)),
 );

@@ -9,9 +9,9 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiError } from '../errors/api-error.js';
-import type { FastifyRequest } from 'fastify';
 import { ApiKeyUsage } from '../auth/api-key-usage.js';
 import { principalOf } from '../auth/principal.js';
+import { requestOf } from '../http/http-context.js';
 import { routeMetadata } from '../http/route-metadata.js';
 import { Metrics } from '../metrics/metrics.js';
 import { Clock } from '../time/clock.js';
@@ -69,7 +69,7 @@ export class SunsetGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const deprecation = deprecationOf(this.reflector, context)!;
     // Who still calls it, for `apikey list` and the metric (docs/observability.md, "Deprecation").
-    const principal = principalOf(context.switchToHttp().getRequest<FastifyRequest>());
+    const principal = principalOf(requestOf(context));
     this.keyUsage.recordDeprecatedCall(principal.id);
     this.metrics?.deprecatedCalls.inc(deprecation.operationId, principal.name);
     if (this.clock.now() >= deprecation.sunset)

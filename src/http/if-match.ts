@@ -1,7 +1,7 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
 import { validationFailed } from '../errors/api-error.js';
 import { parseEntityTags } from './entity-tags.js';
+import { requestOf } from './http-context.js';
 
 /**
  * An If-Match condition (RFC 9110 §13.1.1): `*`, any current representation, or the strong tags it
@@ -20,7 +20,7 @@ export function ifMatchAllows(condition: IfMatch | undefined, etag: string): boo
  */
 export const IfMatchHeader = createParamDecorator(
   (_data: unknown, context: ExecutionContext): IfMatch | undefined => {
-    const value = context.switchToHttp().getRequest<FastifyRequest>().headers['if-match'];
+    const value = requestOf(context).headers['if-match'];
     if (value === undefined) return undefined;
     const tags = parseEntityTags(value);
     if (tags === '*') return tags;

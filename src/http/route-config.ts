@@ -26,6 +26,8 @@ export interface MatchedRoute {
   /** The route's pattern (`/v1/pets/:petId`); undefined for a request no route matched. */
   readonly url: string | undefined;
   readonly config: HttpRouteConfig | undefined;
+  /** Its handler's metadata, as guards read it (route-metadata.ts); absent where none matched. */
+  readonly metadata?: Map<string | symbol, unknown>;
 }
 
 declare module 'fastify' {
@@ -40,7 +42,7 @@ declare module 'fastify' {
  * here: Fastify's `request.routeOptions` builds a new object of a dozen fields on every read.
  */
 export function markRequestsWithRoute(route: RouteOptions): void {
-  const matched: MatchedRoute = { url: route.url, config: route.config };
+  const matched: MatchedRoute = { url: route.url, config: route.config, metadata: new Map() };
   const mark: onRequestHookHandler = (request, _reply, done) => {
     request.matchedRoute = matched;
     done();

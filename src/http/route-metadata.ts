@@ -1,25 +1,25 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
+import { requestOf } from './http-context.js';
 
 /**
  * A reader of one metadata key of a request's route, the handler's value over its class's (as
- * `Reflector.getAllAndOverride`). Decorators are applied when the classes load, so each handler's
- * value is read once and kept: read on every request, it walks reflect-metadata's maps.
+ * `Reflector.getAllAndOverride`). Decorators are applied when the classes load, so the value is
+ * read once per route and kept with the route the request is marked with (route-config.ts; a
+ * route has one handler, its version being in its path): read on every request, it walks
+ * reflect-metadata's maps.
  */
 export function routeMetadata<T>(
   key: string | symbol,
 ): (reflector: Reflector, context: ExecutionContext) => T | undefined {
-  const read = new WeakMap<object, WeakMap<object, { value: T | undefined }>>();
   return (reflector, context) => {
-    const handler = context.getHandler();
-    const controller = context.getClass();
-    let ofController = read.get(controller);
-    if (ofController === undefined) read.set(controller, (ofController = new WeakMap()));
-    let known = ofController.get(handler);
-    if (known === undefined) {
-      known = { value: reflector.getAllAndOverride<T>(key, [handler, controller]) };
-      ofController.set(handler, known);
-    }
-    return known.value;
+    const known = requestOf(context).matchedRoute?.metadata;
+    if (known?.has(key)) return known.get(key) as T | undefined;
+    const value = reflector.getAllAndOverride<T | undefined>(key, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    known?.set(key, value);
+    return value;
   };
 }

@@ -1,7 +1,7 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
 import { createHash } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
+import { requestOf } from '../http/http-context.js';
 import { validationFailed } from '../errors/api-error.js';
 import { isPrintableAscii, PRINTABLE_ASCII_PATTERN } from '../http/printable-ascii.js';
 
@@ -48,9 +48,7 @@ const IDEMPOTENCY_KEY_FIELD = IDEMPOTENCY_KEY_HEADER.toLowerCase();
 /** The request's Idempotency-Key, validated; undefined when the header is absent. */
 export const IdempotencyKey = createParamDecorator(
   (_data: unknown, context: ExecutionContext): string | undefined => {
-    const value = context.switchToHttp().getRequest<FastifyRequest>().headers[
-      IDEMPOTENCY_KEY_FIELD
-    ];
+    const value = requestOf(context).headers[IDEMPOTENCY_KEY_FIELD];
     if (value === undefined) return undefined;
     if (typeof value === 'string' && isPrintableAscii(value, IDEMPOTENCY_KEY_MAX_LENGTH)) {
       return value;

@@ -58,7 +58,7 @@ const contextOf = (
   ({
     getHandler: () => handler,
     getClass: () => controller,
-    switchToHttp: () => ({ getRequest: () => request, getResponse: () => ({}) }),
+    getArgByIndex: (index: number) => [request, {}][index],
   }) as unknown as ExecutionContext;
 
 const PRINCIPAL: ApiKeyPrincipal = {
