@@ -32,7 +32,7 @@ export class LatencyHistogram<L extends string> {
   private readonly series = new Map<string, HistogramSeries>();
 
   constructor(
-    readonly name: string,
+    private readonly name: string,
     private readonly help: string,
     private readonly labelNames: readonly L[],
     private readonly bounds: readonly number[],
