@@ -16,7 +16,7 @@ import type { ApiKeyPrincipal } from '../auth/principal.js';
 import { lacksScope } from '../auth/require-scope.decorator.js';
 import type { Scope } from '../auth/scopes.js';
 import { ApiError, INVALID_API_KEY_MESSAGE, unauthorized } from '../errors/api-error.js';
-import { eventIdOf, type EventPosition, isBefore, START } from './event-position.js';
+import { eventIdOf, type EventPosition, isBefore } from './event-position.js';
 import { eventJson } from './event-json.js';
 import { PetEventsRepository, type StoredPetEvent } from './pet-events.repository.js';
 import { inLinkedSpan } from '../telemetry/tracing.js';
@@ -128,16 +128,12 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   /**
-   * Opens a stream for the key the guard accepted, that sends every event after `after`, or,
-   * without it, every event from now on. Refuses with 429 past the key's limit on this instance.
-   * Opens nothing, and counts nothing, for a client already gone (undefined): its close was
-   * heard before there was a stream to close. The caller listens for the close in the same turn.
+   * Opens a stream for the key the guard accepted, that sends every event after `after`. Refuses
+   * with 429 past the key's limit on this instance. Opens nothing, and counts nothing, for a
+   * client already gone (undefined): its close was heard before there was a stream to close. The
+   * caller listens for the close in the same turn.
    */
-  open(
-    key: ApiKeyPrincipal,
-    after: EventPosition | undefined,
-    sink: StreamSink,
-  ): OpenStream | undefined {
+  open(key: ApiKeyPrincipal, after: EventPosition, sink: StreamSink): OpenStream | undefined {
     if (sink.closed) return undefined;
     const keyId = key.id;
     const open = this.perKey.get(keyId) ?? 0;
@@ -153,14 +149,14 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
       keyId,
       keyExpiresAt: expiryOf(key),
       sink,
-      cursor: after ?? START,
+      cursor: after,
       live: false,
       closed: false,
     };
     this.streams.add(stream);
     this.startTimers();
     sink.write(': connected\n\n');
-    void this.catchUp(stream, after === undefined);
+    void this.catchUp(stream);
     return stream;
   }
 
@@ -235,14 +231,12 @@ export class EventStreams implements OnModuleInit, BeforeApplicationShutdown {
    * no loop runs without its cursor or the tail moving, and each page waits for the event loop
    * and for the client to take what it was sent.
    */
-  private async catchUp(stream: OpenStream, fromNow: boolean): Promise<void> {
+  private async catchUp(stream: OpenStream): Promise<void> {
     try {
-      if (this.tail === undefined || fromNow) {
+      if (this.tail === undefined) {
         const newest = await this.events.findNewestPosition();
         // Another stream may have set it meanwhile, and the fan-out moved it on: keep theirs.
         this.tail ??= newest;
-        // Now, not the fan-out's tail: that may still lie before events the feed already serves.
-        if (fromNow) stream.cursor = newest;
       }
       for (;;) {
         const [from, tailBefore] = [stream.cursor, this.tail];

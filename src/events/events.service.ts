@@ -45,21 +45,23 @@ export class EventsService {
   }
 
   /**
-   * Where a stream resumes: right after `Last-Event-ID`, else after `after`; undefined for a
-   * stream of the events from now on. A 400 for an id this feed never served, a 410 for one older
-   * than retention.
+   * Where a stream resumes: right after `Last-Event-ID`, else after `after`, else after the newest
+   * event now. "Now" is read before the response starts, so a change the client commits once it
+   * has the stream's headers is always after it. A 400 for an id this feed never served, a 410 for
+   * one older than retention.
    */
   async resumePosition(
     lastEventId: string | undefined,
     after: string | undefined,
-  ): Promise<EventPosition | undefined> {
+  ): Promise<EventPosition> {
     const from =
       lastEventId !== undefined
         ? this.servedPosition(lastEventId, 'Last-Event-ID')
         : after !== undefined
           ? this.servedPosition(after, 'after')
           : undefined;
-    if (from) await this.assertRetained(from);
+    if (from === undefined) return this.events.findNewestPosition();
+    await this.assertRetained(from);
     return from;
   }
 

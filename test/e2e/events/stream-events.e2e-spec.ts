@@ -55,7 +55,7 @@ describe.each(ENGINES)('GET /v1/events/stream (streamEvents) [%s]', (engine) => 
       expect(client.status).toBe(200);
       expect(client.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
       expect(client.headers.get('cache-control')).toBe('no-store');
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // At once: a change committed after the client has the headers is on the stream.
       const pet = await createPet(t, { name: 'Rex', categoryId: 1, status: 'available' });
       await sell(pet.id);
 
@@ -182,6 +182,38 @@ describe.each(ENGINES)('GET /v1/events/stream (streamEvents) [%s]', (engine) => 
     await forbidden.body?.cancel();
   });
 
+  it.runIf(engine === 'postgres')(
+    'answers only once it has read where now is: a slow read holds the headers back, not the events after them',
+    async () => {
+      // The lock stands in for a slow database: the read of the newest event waits behind it.
+      const slow = t.dataSource.createQueryRunner();
+      await slow.connect();
+      let opening: ReturnType<typeof stream> | undefined;
+      try {
+        await slow.startTransaction();
+        await slow.query('LOCK TABLE pet_events IN ACCESS EXCLUSIVE MODE');
+        opening = stream();
+        const first = await Promise.race([
+          opening.then(() => 'headers'),
+          new Promise((resolve) => setTimeout(resolve, 500, 'nothing yet')),
+        ]);
+        expect(first).toBe('nothing yet');
+      } finally {
+        await slow.rollbackTransaction();
+        await slow.release();
+      }
+      const client = await opening;
+      try {
+        expect(client.status).toBe(200);
+        const pet = await createPet(t, { name: 'right after', categoryId: 1 });
+        const [event] = await client.events(1, 2_000);
+        expect(JSON.parse(event.data!).data.pet).toEqual(pet);
+      } finally {
+        client.close();
+      }
+    },
+  );
+
   describe.runIf(engine === 'postgres')('across two instances on one database', () => {
     let second: NestFastifyApplication;
     beforeAll(async () => {
@@ -192,7 +224,6 @@ describe.each(ENGINES)('GET /v1/events/stream (streamEvents) [%s]', (engine) => 
     it('delivers a change committed through the other instance within 1 s', async () => {
       const client = await stream();
       try {
-        await new Promise((resolve) => setTimeout(resolve, 200));
         const started = Date.now();
         const created = await second.inject({
           method: 'POST',

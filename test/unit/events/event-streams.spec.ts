@@ -113,6 +113,15 @@ describe('EventStreams catch-up', () => {
     expect(sink.ids()).toEqual([]);
   });
 
+  it('sends everything after the position it opened at, though newer events were committed since', async () => {
+    // The client committed events 4 and 5 between the position's read and the stream's open.
+    const { streams } = streamsOver({ tx: 0n, seq: 5n }, bySeq(1n, 5n));
+    const sink = new FakeSink();
+    streams.open(KEY, { tx: 0n, seq: 3n }, sink);
+    await settle();
+    expect(sink.ids()).toEqual(['0-4', '0-5']);
+  });
+
   it('yields to the event loop between pages', async () => {
     const { streams, reads } = streamsOver({ tx: 0n, seq: 450n }, bySeq(1n, 450n));
     const sink = new FakeSink();
@@ -174,8 +183,10 @@ describe('EventStreams catch-up', () => {
     const { streams } = streamsOver({ tx: 0n, seq: 0n }, () => []);
     const gone = new FakeSink();
     gone.closed = true;
-    for (let i = 0; i < 10; i++) expect(streams.open(KEY, undefined, gone)).toBeUndefined();
+    for (let i = 0; i < 10; i++)
+      expect(streams.open(KEY, { tx: 0n, seq: 0n }, gone)).toBeUndefined();
     expect(gone.written).toBe('');
-    for (let i = 0; i < 5; i++) expect(streams.open(KEY, undefined, new FakeSink())).toBeDefined();
+    for (let i = 0; i < 5; i++)
+      expect(streams.open(KEY, { tx: 0n, seq: 0n }, new FakeSink())).toBeDefined();
   });
 });
