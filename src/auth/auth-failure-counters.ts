@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
-import { LRUCache } from 'lru-cache';
 import { LIMIT_WINDOW_MS } from '../config/app-config.js';
+import { addressCache } from './address-cache.js';
 
 /** Failed authentications from one address in its current one-minute window. */
 export interface FailureCount {
@@ -21,9 +21,9 @@ export interface AuthFailureCounters {
 const MAX_COUNTED_ADDRESSES = 100_000;
 
 export class InProcessFailureCounters implements AuthFailureCounters {
-  private readonly windows = new LRUCache<string, { failures: number; endsAt: number }>({
-    max: MAX_COUNTED_ADDRESSES,
-  });
+  private readonly windows = addressCache<{ failures: number; endsAt: number }>(
+    MAX_COUNTED_ADDRESSES,
+  );
 
   read(address: string): Promise<FailureCount> {
     return Promise.resolve(this.countOf(address, Date.now()));

@@ -1,6 +1,5 @@
 import { Injectable, Logger, type OnModuleDestroy, Optional } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { LRUCache } from 'lru-cache';
 import { ApiError } from '../errors/api-error.js';
 import { AppConfig } from '../config/app-config.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -10,6 +9,7 @@ import {
   RedisFailureCounters,
   type AuthFailureCounters,
 } from './auth-failure-counters.js';
+import { addressCache } from './address-cache.js';
 
 const MAX_BLOCKED_ADDRESSES = 100_000;
 
@@ -28,7 +28,7 @@ export class AuthFailureLimiter implements OnModuleDestroy {
    * Addresses known to be over the limit, and until when: a window over the limit stays so until
    * it ends, so a flood is refused from memory, without asking Redis per request.
    */
-  private readonly blockedUntil = new LRUCache<string, number>({ max: MAX_BLOCKED_ADDRESSES });
+  private readonly blockedUntil = addressCache<number>(MAX_BLOCKED_ADDRESSES);
 
   constructor(
     config: AppConfig,
