@@ -15,8 +15,6 @@ export const EXTERNAL = [
   // Its locale tables are non-ASCII regular expressions, which would make V8 hold the whole bundle
   // source at two bytes per character.
   'class-validator',
-  // Its comments are not ASCII either, which would do the same to the chunk that bundles it.
-  'undici',
   // Finds its static files relative to its own directory.
   'swagger-ui-dist',
   // Loaded only when tracing is on (src/telemetry/tracing.ts), as the SDK ships: one copy of the

@@ -2,7 +2,7 @@ import { betterSqlite3 } from '../../src/database/better-sqlite3.js';
 import { execFile, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import { readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/free-port.js';
 import {
@@ -54,6 +54,16 @@ describe('the server process (node dist/main.js, as npm start runs it)', () => {
     );
     expect(check).toBe(0);
     expect((await stat('dist/main.js')).mtimeMs).toBe(built);
+  });
+
+  it('is built without a character beyond Latin-1, so V8 holds its source at one byte a character', async () => {
+    const files = (await readdir('dist')).filter((name) => name.endsWith('.js'));
+    const twoByte: string[] = [];
+    for (const name of files) {
+      if (/[\u0100-\uffff]/.test(await readFile(`dist/${name}`, 'utf8'))) twoByte.push(name);
+    }
+    expect(files.length).toBeGreaterThan(3);
+    expect(twoByte).toEqual([]);
   });
 
   it('logs one JSON line per request with its request id, never the key', async () => {
