@@ -37,6 +37,8 @@ export interface Cluster {
   status(): Promise<ClusterStatus>;
   /** The app instances' log lines of requests that failed with a 500, for a failure's message. */
   internalErrors(): Promise<string[]>;
+  /** The last lines each app instance logged (its stdout and stderr), headed by its log's name. */
+  logTails(lines: number): Promise<string>;
   down(): Promise<void>;
 }
 
@@ -56,14 +58,29 @@ export async function clusterUp(env: Record<string, string> = {}): Promise<Clust
   };
   try {
     const { url, key } = await run<{ url: string; key: string }>('up');
-    const internalErrors = async () => {
-      const logs = (await readdir(dir)).filter((name) => /^app\d+\.log$/.test(name));
-      const lines = await Promise.all(logs.map((name) => readFile(join(dir, name), 'utf8')));
-      return lines
-        .flatMap((text) => text.split('\n'))
-        .filter((line) => line.includes('"status":500'));
+    const appLogs = async () => {
+      const names = (await readdir(dir)).filter((name) => /^app\d+\.log$/.test(name)).sort();
+      return Promise.all(
+        names.map(async (name) => ({ name, text: await readFile(join(dir, name), 'utf8') })),
+      );
     };
-    return { url, key, run, status: () => run<ClusterStatus>('status'), internalErrors, down };
+    const internalErrors = async () =>
+      (await appLogs())
+        .flatMap(({ text }) => text.split('\n'))
+        .filter((line) => line.includes('"status":500'));
+    const logTails = async (lines: number) =>
+      (await appLogs())
+        .map(({ name, text }) => `${name}:\n${text.trimEnd().split('\n').slice(-lines).join('\n')}`)
+        .join('\n');
+    return {
+      url,
+      key,
+      run,
+      status: () => run<ClusterStatus>('status'),
+      internalErrors,
+      logTails,
+      down,
+    };
   } catch (error) {
     await down();
     throw error;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { clusterUp, CLUSTER_AVAILABLE, type Cluster } from '../../support/cluster.js';
 import {
   apiClient,
@@ -266,6 +266,13 @@ describe.skipIf(!CLUSTER_AVAILABLE)('the service on Patroni + HAProxy [cluster]'
     const status = await cluster.status();
     writeUrl = `postgres://postgres@127.0.0.1:${status.ports.write}/animal_store`;
   }, 180_000);
+  // The instances log at warn: what they said of a failed test's time (a lost connection, an exit)
+  // is in its tail, and the cluster's directory is gone once the suite ends.
+  beforeEach(({ onTestFailed }) => {
+    onTestFailed(async () => {
+      console.error(`[cluster] the app instances' logs:\n${await cluster.logTails(60)}`);
+    });
+  });
   afterAll(async () => {
     api?.close();
     await cluster?.down();
