@@ -1,6 +1,7 @@
 import {
   type Attributes,
   context,
+  type Context,
   type Link,
   propagation,
   ROOT_CONTEXT,
@@ -9,7 +10,6 @@ import {
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
-import { suppressTracing } from '@opentelemetry/core';
 
 type Env = Record<string, string | undefined>;
 
@@ -17,6 +17,8 @@ type Env = Record<string, string | undefined>;
 const TRACER_NAME = 'animal-store-api';
 
 let tracingOn = false;
+/** The context whose work is never traced; made when tracing starts, with the SDK's core. */
+let untracedContext: Context | undefined;
 
 /**
  * Tracing is off unless an OTLP endpoint or a traces exporter is named, with the standard
@@ -49,11 +51,13 @@ export async function startTracing(env: Env = process.env): Promise<Tracing | un
   env.OTEL_SERVICE_NAME ??= 'animal-store-api';
   const { NodeSDK } = await import('@opentelemetry/sdk-node');
   const { HttpInstrumentation } = await import('@opentelemetry/instrumentation-http');
+  const { suppressTracing } = await import('@opentelemetry/core');
   const sdk = new NodeSDK({
     // Incoming requests only: the service makes no outgoing HTTP calls worth a span.
     instrumentations: [new HttpInstrumentation({ disableOutgoingRequestInstrumentation: true })],
   });
   sdk.start();
+  untracedContext = suppressTracing(ROOT_CONTEXT);
   tracingOn = true;
   return sdk;
 }
@@ -83,8 +87,8 @@ export function inSpan<T>(
  * request whose commit woke it.
  */
 export function untraced<T>(work: () => Promise<T>): Promise<T> {
-  if (!tracingOn) return work();
-  return context.with(suppressTracing(ROOT_CONTEXT), work);
+  if (!untracedContext) return work();
+  return context.with(untracedContext, work);
 }
 
 /**
