@@ -17,8 +17,8 @@ type Env = Record<string, string | undefined>;
 const TRACER_NAME = 'animal-store-api';
 
 let tracingOn = false;
-/** The context whose work is never traced; made when tracing starts, with the SDK's core. */
-let untracedContext: Context | undefined;
+/** The context whose work is never traced: made when tracing starts, from the SDK's core. */
+let untracedContext: Context = ROOT_CONTEXT;
 
 /**
  * Tracing is off unless an OTLP endpoint or a traces exporter is named, with the standard
@@ -87,7 +87,7 @@ export function inSpan<T>(
  * request whose commit woke it.
  */
 export function untraced<T>(work: () => Promise<T>): Promise<T> {
-  if (!untracedContext) return work();
+  if (!tracingOn) return work();
   return context.with(untracedContext, work);
 }
 
