@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { LIMIT_WINDOW_MS } from '../config/app-config.js';
+import { waitForFirstConnection } from '../database/redis-first-connection.js';
 import { addressCache } from './address-cache.js';
 
 /** Failed authentications from one address in its current one-minute window. */
@@ -11,6 +12,8 @@ export interface FailureCount {
 
 /** Where failed authentications are counted: this process, or Redis shared by every instance. */
 export interface AuthFailureCounters {
+  /** Resolves once the store can count, or false when it cannot yet (Redis away at start). */
+  ready(): Promise<boolean>;
   read(address: string): Promise<FailureCount>;
   /** Counts one more failure; the first one of a window starts it. */
   add(address: string): Promise<FailureCount>;
@@ -24,6 +27,10 @@ export class InProcessFailureCounters implements AuthFailureCounters {
   private readonly windows = addressCache<{ failures: number; endsAt: number }>(
     MAX_COUNTED_ADDRESSES,
   );
+
+  ready(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
 
   read(address: string): Promise<FailureCount> {
     return Promise.resolve(this.countOf(address, Date.now()));
@@ -64,6 +71,10 @@ export class RedisFailureCounters implements AuthFailureCounters {
   constructor(url: string, onError: (error: Error) => void) {
     this.redis = new Redis(url, { enableOfflineQueue: false, commandTimeout: 500 });
     this.redis.on('error', onError);
+  }
+
+  ready(): Promise<boolean> {
+    return waitForFirstConnection(this.redis);
   }
 
   async read(address: string): Promise<FailureCount> {

@@ -1,4 +1,10 @@
-import { Injectable, Logger, type OnModuleDestroy, Optional } from '@nestjs/common';
+import {
+  Injectable,
+  Logger,
+  type OnModuleDestroy,
+  type OnModuleInit,
+  Optional,
+} from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import { AppConfig } from '../config/app-config.js';
@@ -19,7 +25,7 @@ const MAX_BLOCKED_ADDRESSES = 100_000;
  * requests are refused with 429 before any key lookup, until the minute is over.
  */
 @Injectable()
-export class AuthFailureLimiter implements OnModuleDestroy {
+export class AuthFailureLimiter implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('RateLimit');
   private readonly limit: number;
   private readonly addresses: ClientAddressResolver;
@@ -76,6 +82,12 @@ export class AuthFailureLimiter implements OnModuleDestroy {
     } catch (error) {
       this.logger.warn(`auth failure not counted: ${(error as Error).message}`);
     }
+  }
+
+  /** Waits briefly for a shared store, so a new instance counts failures from its first request. */
+  async onModuleInit(): Promise<void> {
+    if (!(await this.counters.ready()))
+      this.logger.warn('Redis not reachable at start; failed authentications count once it is');
   }
 
   async onModuleDestroy(): Promise<void> {

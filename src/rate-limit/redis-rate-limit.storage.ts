@@ -1,9 +1,6 @@
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import { Logger, type OnModuleInit } from '@nestjs/common';
-import { once } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
-
-const FIRST_CONNECTION_WAIT_MS = 2_000;
+import { waitForFirstConnection } from '../database/redis-first-connection.js';
 
 /**
  * The maintained Redis counter store, set to fail fast: while Redis is away a command errors at
@@ -19,13 +16,7 @@ export class RedisRateLimitStorage extends ThrottlerStorageRedisService implemen
 
   /** Gives the first connection a moment, so requests right after start are counted too. */
   async onModuleInit(): Promise<void> {
-    if (this.redis.status === 'ready') return;
-    const ready = once(this.redis, 'ready').then(
-      () => true,
-      () => false,
-    );
-    if (!(await Promise.race([ready, sleep(FIRST_CONNECTION_WAIT_MS).then(() => false)]))) {
+    if (!(await waitForFirstConnection(this.redis)))
       this.logger.warn('Redis not reachable at start; rate limits apply once it is');
-    }
   }
 }
