@@ -174,10 +174,16 @@ async function startListening(
   return { child, baseUrl, output: () => all, stdout: () => stdout, exited };
 }
 
-/** Polls until the condition holds; fails after the timeout. */
-export async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+/**
+ * Polls until the condition holds; fails after the timeout. An asynchronous condition (a query) is
+ * asked once at a time, and none is left running once this returns or throws.
+ */
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 5_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

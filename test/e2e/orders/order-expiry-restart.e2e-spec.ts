@@ -50,20 +50,14 @@ describe.each(ENGINES)('the expiry sweep across a killed process [%s]', (engine)
 
   it('a restarted process finishes what a SIGKILLed one left, each hold expired exactly once', async () => {
     for (const sql of SEED[engine]) await db.query(sql);
-    let done = 0;
-    const poll = setInterval(() => void expired().then((n) => (done = n)), 20);
-    try {
-      await waitFor(() => done > 0, 10_000);
-      servers[0].child.kill('SIGKILL');
-      await servers[0].exited;
-      const left = LAPSED - (await expired());
-      expect(left).toBeGreaterThan(0);
+    await waitFor(async () => (await expired()) > 0, 10_000);
+    servers[0].child.kill('SIGKILL');
+    await servers[0].exited;
+    const left = LAPSED - (await expired());
+    expect(left).toBeGreaterThan(0);
 
-      servers.push(await startServer({ ...SERVER_ENV, DATABASE_URL: database.url }));
-      await waitFor(() => done === LAPSED, 40_000);
-    } finally {
-      clearInterval(poll);
-    }
+    servers.push(await startServer({ ...SERVER_ENV, DATABASE_URL: database.url }));
+    await waitFor(async () => (await expired()) === LAPSED, 40_000);
 
     expect(await count(`SELECT count(*) AS n FROM orders WHERE closed_at <> expires_at`)).toBe(0);
     expect(

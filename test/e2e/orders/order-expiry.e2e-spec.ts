@@ -200,13 +200,7 @@ describe.each(ENGINES)('the expiry sweep [%s]', (engine) => {
         (await t.dataSource.query(`SELECT count(*) AS n FROM orders WHERE status = 'expired'`))[0]
           .n,
       );
-    let count = 0;
-    const poll = setInterval(() => void expiredCount().then((n) => (count = n)), 50);
-    try {
-      await waitFor(() => count === 20, 5_000);
-    } finally {
-      clearInterval(poll);
-    }
+    await waitFor(async () => (await expiredCount()) === 20, 5_000);
     expect(Date.now() - deadline).toBeLessThan(5_000);
 
     for (const order of lapsed)
@@ -239,16 +233,7 @@ describe.each(ENGINES)('the expiry sweep [%s]', (engine) => {
     );
 
     clock.setTo(at(660));
-    let status: unknown;
-    const poll = setInterval(
-      () => void storedOrder(t, order.id).then((o) => (status = o?.status)),
-      50,
-    );
-    try {
-      await waitFor(() => status === 'expired', 5_000);
-    } finally {
-      clearInterval(poll);
-    }
+    await waitFor(async () => (await storedOrder(t, order.id))?.status === 'expired', 5_000);
 
     const expired = (await t.request('GET', `/v1/orders/${order.id}`)).json<Order>();
     expect(expired).toMatchObject({ status: 'expired', closedAt: order.expiresAt });
