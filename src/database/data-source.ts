@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type pg from 'pg';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from '../config/app-config.js';
 import { betterSqlite3 } from './better-sqlite3.js';
@@ -24,6 +25,25 @@ import { DropPetHolds1797100000000 } from './migrations/1797100000000-drop-pet-h
 
 /** Any 64-bit constant shared by every replica: serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 7_413_202_611;
+
+const APPLICATION_NAME = 'animal-store';
+const CONNECT_TIMEOUT_MS = 5000;
+/**
+ * Every statement is a constant text with an index to follow, so one plan per connection serves
+ * every run; left to choose, PostgreSQL plans a `LIMIT` parameter's page anew each run
+ * (docs/performance.md, "PostgreSQL's generic plans").
+ */
+const SESSION_OPTIONS = '-c plan_cache_mode=force_generic_plan';
+
+/** A connection to `url` outside the pool, set up as the pool's are (pipelined-reads.ts). */
+export function postgresClientConfig(url: string): pg.ClientConfig {
+  return {
+    connectionString: url,
+    application_name: APPLICATION_NAME,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    options: SESSION_OPTIONS,
+  };
+}
 
 /**
  * The one data source definition, shared by the server and the `apikey` CLI. The schema is the
@@ -65,13 +85,10 @@ export function dataSourceOptions(
       ...common,
       type: 'postgres',
       url: database.url,
-      applicationName: 'animal-store',
-      connectTimeoutMS: 5000,
+      applicationName: APPLICATION_NAME,
+      connectTimeoutMS: CONNECT_TIMEOUT_MS,
       poolSize: 10,
-      // Every statement is a constant text with an index to follow, so one plan per connection
-      // serves every run; left to choose, PostgreSQL plans a `LIMIT` parameter's page anew each run
-      // (docs/performance.md, "PostgreSQL's generic plans").
-      extra: { options: '-c plan_cache_mode=force_generic_plan' },
+      extra: { options: SESSION_OPTIONS },
       ...(database.readUrl && {
         // Only PostgresSqlRunner.read asks for the read node (and falls back to the primary when
         // it fails); everything else, migrations and TypeORM's own SELECTs included, stays on the

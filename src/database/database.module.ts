@@ -7,12 +7,13 @@ import {
   LocalChangeNotifications,
   PostgresChangeNotifications,
 } from './change-notifications.js';
-import { dataSourceOptions, openDataSource } from './data-source.js';
+import { dataSourceOptions, openDataSource, postgresClientConfig } from './data-source.js';
 import { SqlRunner } from './sql-runner.js';
 import { sqlRunnerFor } from './sql-runner-for.js';
 import { Metrics } from '../metrics/metrics.js';
 import { type DatabaseRole, ObservedSqlRunner } from './observed-sql-runner.js';
 import { isTracingOn } from '../telemetry/tracing.js';
+import { PipelinedReads } from './pipelined-reads.js';
 import { PoolGauge } from './pool.gauge.js';
 import { hasReadNode } from './read-node.js';
 
@@ -40,12 +41,25 @@ function instrumented(
   providers: [
     PoolGauge,
     {
+      // The reads' own connections on PostgreSQL; none is opened until a read asks for one.
+      provide: PipelinedReads,
+      inject: [AppConfig],
+      useFactory: ({ database }: AppConfig): PipelinedReads | null =>
+        database.type === 'postgres'
+          ? new PipelinedReads(postgresClientConfig(database.url))
+          : null,
+    },
+    {
       provide: SqlRunner,
       // Metrics exist only with METRICS_PORT set (metrics.module.ts).
-      inject: [DataSource, { token: Metrics, optional: true }],
-      useFactory: (dataSource: DataSource, metrics?: Metrics): SqlRunner =>
+      inject: [DataSource, PipelinedReads, { token: Metrics, optional: true }],
+      useFactory: (
+        dataSource: DataSource,
+        pipelinedReads: PipelinedReads | null,
+        metrics?: Metrics,
+      ): SqlRunner =>
         instrumented(
-          sqlRunnerFor(dataSource, metrics),
+          sqlRunnerFor(dataSource, metrics, pipelinedReads ?? undefined),
           metrics,
           hasReadNode(dataSource) ? 'replica' : 'primary',
         ),

@@ -1,11 +1,12 @@
 import type pg from 'pg';
 import type { DataSource, QueryRunner } from 'typeorm';
+import type { PipelinedReads } from './pipelined-reads.js';
 import { onReadNode } from './read-node.js';
 import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
 
 /**
- * PostgreSQL: a pooled connection per statement or transaction; reads on a `slave` query runner
- * (the read node when DATABASE_READ_URL is set). Statements run as named prepared statements on
+ * PostgreSQL: a pooled connection per write or transaction; reads on connections of their own
+ * that pipeline them, or, where DATABASE_READ_URL is set, on a `slave` query runner (the read node). Statements run as named prepared statements on
  * the runner's `pg` connection, planned once per connection (docs/performance.md).
  */
 export class PostgresSqlRunner extends SqlRunner {
@@ -13,16 +14,24 @@ export class PostgresSqlRunner extends SqlRunner {
   readonly rowLockSkippingLocked = ' FOR UPDATE SKIP LOCKED';
   private readonly statementNames = new Map<string, string>();
 
-  /** `onReadFallback` hears of each read the primary answered because the read node failed. */
+  /**
+   * `onReadFallback` hears of each read the primary answered because the read node failed;
+   * `pipelinedReads`, where given, carries the reads (a server without a read node).
+   */
   constructor(
     private readonly dataSource: DataSource,
     private readonly onReadFallback: () => void = () => {},
+    private readonly pipelinedReads?: PipelinedReads,
   ) {
     super(dataSource.driver);
   }
 
-  /** On the read node when there is one, falling back to the primary (read-node.ts). */
+  /**
+   * On the pipelined connections when there are some; else on the read node when there is one,
+   * falling back to the primary (read-node.ts).
+   */
   read(sql: string, params: unknown[]): Promise<Row[]> {
+    if (this.pipelinedReads) return this.readPipelined(sql, params);
     return onReadNode(
       this.dataSource,
       (manager) => this.execute(manager.queryRunner!, sql, params),
@@ -43,6 +52,16 @@ export class PostgresSqlRunner extends SqlRunner {
     return this.dataSource.transaction((manager) =>
       work({ query: (sql, params) => this.execute(manager.queryRunner!, sql, params) }),
     );
+  }
+
+  private async readPipelined(sql: string, params: unknown[]): Promise<Row[]> {
+    this.dataSource.logger.logQuery(sql, params);
+    try {
+      return await this.pipelinedReads!.query(this.nameOf(sql), sql, params);
+    } catch (error) {
+      this.dataSource.logger.logQueryError(error as Error, sql, params);
+      throw error;
+    }
   }
 
   private async execute(runner: QueryRunner, sql: string, params: unknown[]): Promise<Row[]> {
