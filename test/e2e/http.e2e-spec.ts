@@ -1,6 +1,7 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/test-app.js';
-import { ENGINES } from '../support/test-database.js';
+import { type Engine, ENGINES } from '../support/test-database.js';
 
 describe.each(ENGINES)('HTTP behaviour [%s]', (engine) => {
   let t: TestApp;
@@ -148,11 +149,31 @@ describe.each(ENGINES)('HTTP behaviour [%s]', (engine) => {
   });
 });
 
+/**
+ * Takes the app's database away: SQLite's connection is closed; PostgreSQL ends every connection to
+ * the database, the pool's and the reads' own alike, and takes no new ones.
+ */
+async function takeDatabaseAway(t: TestApp, engine: Engine): Promise<void> {
+  if (engine === 'sqlite') return t.dataSource.destroy();
+  const name = new URL(t.databaseUrl).pathname.slice(1);
+  const server = Object.assign(new URL(t.databaseUrl), { pathname: '/postgres' });
+  const admin = new pg.Client({ connectionString: server.toString() });
+  await admin.connect();
+  try {
+    await admin.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
+    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [
+      name,
+    ]);
+  } finally {
+    await admin.end();
+  }
+}
+
 describe.each(ENGINES)('health with the database gone [%s]', (engine) => {
   it('answers /health/ready with 503 SERVICE_UNAVAILABLE while /health/live stays 200', async () => {
     const t = await startTestApp(engine);
     try {
-      await t.dataSource.destroy();
+      await takeDatabaseAway(t, engine);
 
       const ready = await t.request('GET', '/health/ready', { key: null });
       expect(ready.statusCode).toBe(503);
