@@ -41,11 +41,12 @@ function instrumented(
   providers: [
     PoolGauge,
     {
-      // The reads' own connections on PostgreSQL; none is opened until a read asks for one.
+      // The reads' own connections on PostgreSQL without a read node, whose reads keep its pool
+      // and fallback (read-node.ts); none is opened until a read asks for one.
       provide: PipelinedReads,
       inject: [AppConfig],
       useFactory: ({ database }: AppConfig): PipelinedReads | null =>
-        database.type === 'postgres'
+        database.type === 'postgres' && !database.readUrl
           ? new PipelinedReads(postgresClientConfig(database.url))
           : null,
     },

@@ -6,8 +6,9 @@ import { type Row, SqlRunner, type SqlTransaction } from './sql-runner.js';
 
 /**
  * PostgreSQL: a pooled connection per write or transaction; reads on connections of their own
- * that pipeline them, or, where DATABASE_READ_URL is set, on a `slave` query runner (the read node). Statements run as named prepared statements on
- * the runner's `pg` connection, planned once per connection (docs/performance.md).
+ * that pipeline them, or, where DATABASE_READ_URL is set, on a `slave` query runner (the read
+ * node). Statements run as named prepared statements, planned once per connection
+ * (docs/performance.md).
  */
 export class PostgresSqlRunner extends SqlRunner {
   readonly rowLock = ' FOR UPDATE';
@@ -16,7 +17,7 @@ export class PostgresSqlRunner extends SqlRunner {
 
   /**
    * `onReadFallback` hears of each read the primary answered because the read node failed;
-   * `pipelinedReads`, where given, carries the reads (a server without a read node).
+   * `pipelinedReads`, where given, carries the reads.
    */
   constructor(
     private readonly dataSource: DataSource,

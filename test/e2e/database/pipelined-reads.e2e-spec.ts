@@ -68,7 +68,7 @@ describe.skipIf(!ENGINES.includes('postgres'))(
       expect(await petById(3)).toEqual({ id: '3', name: 'pet 3' });
     });
 
-    it("sets its connections up as the pool's: named, each statement planned once", async () => {
+    it("sets its connections up as the pool's: named, asking for generic plans", async () => {
       const [settings] = await reads.query(
         'settings',
         "SELECT current_setting('application_name') AS name, current_setting('plan_cache_mode') AS plans",
