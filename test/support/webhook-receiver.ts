@@ -1,15 +1,11 @@
-import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** A URL on loopback where nothing listens: every connection is refused. */
-export async function refusingUrl(): Promise<string> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}/hook`;
-}
+/**
+ * A URL on loopback where nothing listens: every connection is refused. Port 1 lies below the range
+ * the kernel hands out for port 0, so no server a suite running alongside starts can take it.
+ */
+export const REFUSING_URL = 'http://127.0.0.1:1/hook';
 
 /** One request the receiver got. */
 export interface ReceivedDelivery {

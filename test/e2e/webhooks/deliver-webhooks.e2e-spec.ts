@@ -7,7 +7,7 @@ import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { ENGINES } from '../../support/test-database.js';
 import {
   type ReceivedDelivery,
-  refusingUrl,
+  REFUSING_URL,
   WebhookReceiver,
 } from '../../support/webhook-receiver.js';
 
@@ -293,7 +293,7 @@ describe.each(ENGINES)('webhook deliveries [%s]', (engine) => {
   });
 
   it('while a receiver gives no answer, attempts one owed event at a time, at most once a second', async () => {
-    const { id } = await subscribe({ url: await refusingUrl() });
+    const { id } = await subscribe({ url: REFUSING_URL });
     // Three events committed together before a pass reads them, so one batch would hold them all.
     const occurredAt = new Date().toISOString();
     const values = [1, 2, 3].map(

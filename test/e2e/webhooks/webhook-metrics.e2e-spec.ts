@@ -5,7 +5,7 @@ import { OWED_COUNTED_UP_TO } from '../../../src/webhooks/webhook-subscription.j
 import { createPet } from '../../support/pets-api.js';
 import { startSecondInstance, startTestApp, type TestApp } from '../../support/test-app.js';
 import { type Engine, ENGINES } from '../../support/test-database.js';
-import { refusingUrl, WebhookReceiver } from '../../support/webhook-receiver.js';
+import { REFUSING_URL, WebhookReceiver } from '../../support/webhook-receiver.js';
 
 /** Three attempts, 1 s apart, to a receiver on loopback; the metrics listener on a free port. */
 const ENV = {
@@ -170,7 +170,7 @@ describe.each(ENGINES)('webhook metrics [%s]', (engine) => {
   it(`counts what a webhook is owed up to ${OWED_COUNTED_UP_TO}, in the gauge and in pendingDeliveries`, async () => {
     // Its receiver refuses connections, so the worker tries one event a second and the backlog
     // stays over the cap for the whole test.
-    const id = await subscribe(await refusingUrl());
+    const id = await subscribe(REFUSING_URL);
     await addEvents(t, engine, OWED_COUNTED_UP_TO + 100);
 
     expect(await scrapeUntil('animal_store_webhook_deliveries_owed{', (s) => s.length > 0)).toEqual(

@@ -3,7 +3,7 @@ import { ApiKeyStore } from '../../../src/auth/api-key-store.js';
 import { createPet } from '../../support/pets-api.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { ENGINES } from '../../support/test-database.js';
-import { refusingUrl } from '../../support/webhook-receiver.js';
+import { REFUSING_URL } from '../../support/webhook-receiver.js';
 
 /**
  * The production target rules (WEBHOOK_ALLOW_PRIVATE_TARGETS unset), one attempt per delivery.
@@ -48,7 +48,7 @@ describe.each(ENGINES)('webhooks to hosts without a public address [%s]', (engin
     // A public-looking name when registered, whose DNS then answers with loopback (rebinding):
     // stored as localhost, which the create would refuse by name. Nothing listens on its port.
     const internal = await subscribe('https://rebinding.example/hook');
-    const { port } = new URL(await refusingUrl());
+    const { port } = new URL(REFUSING_URL);
     await t.dataSource.query(
       `UPDATE webhook_subscriptions SET url = 'https://localhost:${port}/hook' WHERE id = ${internal}`,
     );
