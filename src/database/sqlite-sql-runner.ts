@@ -29,7 +29,9 @@ interface CommitGroup {
  * one COMMIT at the end of that turn: a group commit (docs/architecture.md, "SQLite"). Each still
  * commits or rolls back as a whole, and none settles before its COMMIT. A statement issued while a
  * group is open would see its uncommitted writes, so everything else waits for its COMMIT;
- * otherwise statements run at once. Other processes wait on the file lock.
+ * otherwise statements run at once. The reads of a turn share a read transaction, so SQLite takes
+ * its locks on the file once a turn, not once a read; a write ends it first. Other processes wait
+ * on the file lock.
  */
 export class SqliteSqlRunner extends SqlRunner {
   /** A transaction holds the database's write lock from BEGIN IMMEDIATE on: no row lock to add. */
@@ -41,6 +43,8 @@ export class SqliteSqlRunner extends SqlRunner {
   private group?: CommitGroup;
   /** Settles when the unit of work running in the group ends; undefined while none runs. */
   private unit?: Promise<void>;
+  /** Whether this turn's read transaction is open. */
+  private reading = false;
 
   constructor(dataSource: DataSource) {
     super(dataSource.driver);
@@ -48,12 +52,15 @@ export class SqliteSqlRunner extends SqlRunner {
     this.connection.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
   }
 
-  read(sql: string, params: unknown[]): Promise<Row[]> {
-    return this.write(sql, params);
+  async read(sql: string, params: unknown[]): Promise<Row[]> {
+    while (this.group) await this.group.committed.catch(() => {});
+    if (!this.reading) this.beginReading();
+    return this.run(sql, params);
   }
 
   async write(sql: string, params: unknown[]): Promise<Row[]> {
     while (this.group) await this.group.committed.catch(() => {});
+    this.endReading();
     return this.run(sql, params);
   }
 
@@ -105,8 +112,29 @@ export class SqliteSqlRunner extends SqlRunner {
     }
   }
 
+  /** BEGIN, and its COMMIT once this turn's callbacks have run: the turn's reads share it. */
+  private beginReading(): void {
+    this.run('BEGIN', []);
+    this.reading = true;
+    setImmediate(this.endReading);
+  }
+
+  /** Ends the turn's read transaction, if open: before a write, and as the turn ends. */
+  private readonly endReading = (): void => {
+    if (!this.reading) return;
+    this.reading = false;
+    // An error SQLite rolls back by itself (a full disk, say) may have ended it already. A read
+    // transaction has nothing to keep: one that cannot commit is rolled back, never thrown here.
+    try {
+      if (this.connection.inTransaction) this.run('COMMIT', []);
+    } catch {
+      if (this.connection.inTransaction) this.run('ROLLBACK', []);
+    }
+  };
+
   /** BEGIN IMMEDIATE, and the group's COMMIT once this turn's callbacks have run. */
   private openGroup(): CommitGroup {
+    this.endReading();
     this.run('BEGIN IMMEDIATE', []);
     const committed = new Promise<void>((resolve, reject) => {
       setImmediate(() => void this.commit(group).then(resolve, reject));

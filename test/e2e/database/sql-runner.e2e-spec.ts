@@ -152,6 +152,37 @@ describe('SqliteSqlRunner: group commit (docs/architecture.md, "SQLite")', () =>
     expect(await db.read('PRAGMA wal_autocheckpoint', [])).toEqual([{ wal_autocheckpoint: 4000 }]);
   });
 
+  it('reads one snapshot a turn: a commit made by another process shows from the next turn on', async () => {
+    await db.write('DELETE FROM pets', []);
+    const writer = new Database(runner.database.url.slice('sqlite:'.length));
+    try {
+      const count = 'SELECT count(*) AS n FROM pets';
+      const before = db.read(count, []);
+      writer.prepare("INSERT INTO pets (name, category_id) VALUES ('elsewhere', 1)").run();
+      const sameTurn = db.read(count, []);
+      expect([await before, await sameTurn]).toEqual([[{ n: 0 }], [{ n: 0 }]]);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(await db.read(count, [])).toEqual([{ n: 1 }]);
+    } finally {
+      writer.close();
+    }
+  });
+
+  it("ends the turn's read transaction before a write or a transaction of the same turn", async () => {
+    await db.write('DELETE FROM pets', []);
+    const read = names();
+    const written = db.write("INSERT INTO pets (name, category_id) VALUES ('written', 1)", []);
+    const transacted = db.transaction((transaction) =>
+      transaction.query(insert.text, insert.values({ name: 'transacted' })),
+    );
+    expect(await read).toEqual([]);
+    await written;
+    expect(committedNames()).toEqual(['written']);
+    await transacted;
+    expect(committedNames()).toEqual(['written', 'transacted']);
+    expect(await names()).toEqual(['written', 'transacted']);
+  });
+
   it('answers each transaction of a turn only once its COMMIT made it visible to others', async () => {
     await db.write('DELETE FROM pets', []);
     const seen = await Promise.all(
