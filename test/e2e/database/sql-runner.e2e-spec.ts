@@ -183,6 +183,17 @@ describe('SqliteSqlRunner: group commit (docs/architecture.md, "SQLite")', () =>
     expect(await names()).toEqual(['written', 'transacted']);
   });
 
+  it('fails a read alone: the other reads of its turn and the write after them go on', async () => {
+    await db.write('DELETE FROM pets', []);
+    const failed = db.read('SELECT name FROM no_such_table', []);
+    const read = names();
+    const written = db.write("INSERT INTO pets (name, category_id) VALUES ('written', 1)", []);
+    await expect(failed).rejects.toThrow('no such table: no_such_table');
+    expect(await read).toEqual([]);
+    await written;
+    expect(committedNames()).toEqual(['written']);
+  });
+
   it('answers each transaction of a turn only once its COMMIT made it visible to others', async () => {
     await db.write('DELETE FROM pets', []);
     const seen = await Promise.all(
