@@ -70,7 +70,11 @@ export abstract class SqlRunner {
    */
   abstract readonly rowLockSkippingLocked: string;
 
-  /** A statement that only reads committed data: a read replica may answer it when one is set up. */
+  /**
+   * A statement that only reads committed data: a read replica may answer it when one is set up,
+   * and on SQLite it runs in the turn's read transaction, so never a write or a statement SQLite
+   * refuses inside a transaction (VACUUM, a journal mode, a checkpoint).
+   */
   abstract read(sql: string, params: unknown[]): Promise<Row[]>;
 
   /** A statement that writes, or a read that must see this instance's latest writes. */

@@ -128,7 +128,11 @@ export class SqliteSqlRunner extends SqlRunner {
     try {
       if (this.connection.inTransaction) this.run('COMMIT', []);
     } catch {
-      if (this.connection.inTransaction) this.run('ROLLBACK', []);
+      try {
+        if (this.connection.inTransaction) this.run('ROLLBACK', []);
+      } catch {
+        // A read transaction's ROLLBACK has nothing to fail on; were it to, nothing is thrown here.
+      }
     }
   };
 
